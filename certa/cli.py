@@ -26,6 +26,18 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _beta(text: str) -> float | str:
+    if text == "ids":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'expected a number in (0, 1) or "ids", got {text!r}') from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f'expected a number in (0, 1) or "ids", got {text!r}')
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="certa", description="Pick the best model or setting reliably, cheaply "
                                      "and with a stated confidence.")
@@ -50,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sim.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies")
     sim.add_argument("--stopping", default="bayes", choices=["bayes", "glr"])
+    sim.add_argument("--beta", type=_beta, default=0.5,
+                     help='top-two: probability of evaluating the leader (default 0.5, FIESTA\'s TTTS), or "ids" '
+                     "(information-directed selection, no tuning; fewer evaluations on the FIESTA data)")
     sim.add_argument("--workers", type=_positive_int(1), default=None, help="evaluations in flight (batch, uniform)")
     sim.add_argument("--max-evals", type=_positive_int(1), default=None, help="cap on evaluations per run")
     src = sim.add_mutually_exclusive_group(required=True)
@@ -155,7 +170,7 @@ def _run_simulate(args) -> None:
     from .simulate import load_score_table, simulate
 
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
-                             n_workers=args.workers, max_evals=args.max_evals)
+                             n_workers=args.workers, max_evals=args.max_evals, beta=args.beta)
     if args.table:
         table = load_score_table(args.table)
         if args.models:

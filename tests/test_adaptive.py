@@ -48,6 +48,7 @@ def test_equal_allocation_splits_budget():
 
 
 @pytest.mark.parametrize("strategy", [TopTwoThompson(0.95), TopTwoThompson(0.95, stopping="glr"),
+                                      TopTwoThompson(0.95, "ids"), BatchThompson(0.95, 4, beta="ids"),
                                       BatchThompson(0.95, 4), BatchThompson(0.95, 3, rule="thompson"),
                                       UniformUntilConfident(0.95)])
 def test_clearly_best_candidate_is_chosen(strategy):
@@ -64,6 +65,26 @@ def test_top_two_spends_more_on_contenders():
     sel = gaussian_run(TopTwoThompson(0.99), [0.0, 0.0, 0.0, 0.9, 1.0], [0.3] * 5, seed=1)
     ev = sel.result["evaluations"]
     assert ev[3] + ev[4] > ev[:3].sum()
+
+
+def test_ids_allocates_in_proportion_to_the_sds_of_two_candidates():
+    # two candidates: the optimal allocation has N_i proportional to sigma_i (here 1:3), which
+    # IDS reaches by playing each in proportion to s_i^2 / N_i; with beta=1/2 the challenger is
+    # always the other candidate, so the split stays about 50/50 whatever the SDs
+    half = gaussian_run(TopTwoThompson(0.9999, max_evals=400), [0.0, 0.2], [1.0, 3.0], seed=2)
+    ids = gaussian_run(TopTwoThompson(0.9999, "ids", max_evals=400), [0.0, 0.2], [1.0, 3.0], seed=2)
+    assert ids.n_evaluations == half.n_evaluations == 400
+    e_half, e_ids = half.result["evaluations"], ids.result["evaluations"]
+    assert 0.7 <= e_half[1] / e_half[0] <= 1.4
+    assert 2.4 <= e_ids[1] / e_ids[0] <= 3.6
+
+
+def test_ids_wrong_choice_rate_on_spread_candidates():
+    # Bayes stopping with IDS on 5 spread Gaussian candidates (1.5 SD gaps): the posterior
+    # rule stays below delta here (docs/adaptive.md); 300 runs, delta + 3 binomial SE
+    delta, n = 0.1, 300
+    wrong, rep = _wrong_rate(TopTwoThompson(1 - delta, "ids"), [0.0, 1.5, 3.0, 4.5, 6.0], [1.0] * 5, n, seed=4)
+    assert wrong <= delta + 3 * math.sqrt(delta * (1 - delta) / n)
 
 
 def test_batch_thompson_same_result_with_one_or_two_workers():
@@ -153,6 +174,8 @@ class _Interruptible(GaussianScores):
     (lambda: TopTwoThompson(1.0), "confidence must be a number in"),
     (lambda: TopTwoThompson(0.0), "confidence must be a number in"),
     (lambda: TopTwoThompson(0.9, beta=1.5), "beta"),
+    (lambda: TopTwoThompson(0.9, beta="IDS"), "beta"),
+    (lambda: BatchThompson(0.9, 4, beta=0.0), "beta"),
     (lambda: TopTwoThompson(0.9, min_evals=2), "min_evals"),
     (lambda: TopTwoThompson(0.9, stopping="pvalue"), "stopping"),
     (lambda: BatchThompson(0.9, 0), "n_workers"),

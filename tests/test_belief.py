@@ -10,6 +10,7 @@ from scipy.special import gammaln, stdtr
 from certa.strategies._belief import (
     DEFAULT_LOGIT_EPS,
     _p_best_raw,
+    ids_leader_probability,
     p_best,
     posterior,
     thompson_sample,
@@ -265,6 +266,36 @@ def test_top_two_sample_has_russos_distribution(beta):
     assert np.all(np.abs(freq - expected) <= 4.5 * np.sqrt(expected * (1 - expected) / n))
 
 
+def test_ids_leader_probability_is_the_gaussian_information_ratio_of_the_raw_scores():
+    # h_i = s_i^2 / N_i with s the ddof=0 SD of candidate i's scores and N its count
+    rng = np.random.default_rng(5)
+    scores = [rng.normal(0.6, 0.03, n) for n in (3, 7, 20, 4)]
+    loc, scale, df = posterior(scores)
+    h = np.array([np.var(x) / len(x) for x in scores])
+    for i in range(4):
+        for j in range(4):
+            if i != j:
+                assert ids_leader_probability(scale, df, i, j) == pytest.approx(h[i] / (h[i] + h[j]), rel=1e-12)
+
+
+def test_top_two_ids_has_its_distribution():
+    # leader L ~ p, challenger J ~ p restricted to the others, then L with probability r(L, J):
+    # P(pick i) = sum_J p_i p_J / (1 - p_i) r(i, J) + sum_L p_L p_i / (1 - p_L) (1 - r(L, i))
+    p = p_best(LOC, SCALE, DF)
+    k = p.size
+    r = np.array([[ids_leader_probability(SCALE, DF, a, b) if a != b else 0.0 for b in range(k)]
+                  for a in range(k)])
+    expected = np.array([sum(p[i] * p[j] / (1 - p[i]) * r[i, j] + p[j] * p[i] / (1 - p[j]) * (1 - r[j, i])
+                             for j in range(k) if j != i) for i in range(k)])
+    assert expected.sum() == pytest.approx(1.0)
+    n = 6000
+    freq = _frequencies(lambda g: top_two_sample(LOC, SCALE, DF, "ids", g), n, seed=23)
+    assert np.all(np.abs(freq - expected) <= 4.5 * np.sqrt(expected * (1 - expected) / n))
+    # and it differs from beta = 1/2 here, so the test can tell the two rules apart
+    half = 0.5 * p + 0.5 * np.array([sum(p[l] * p[i] / (1 - p[l]) for l in range(k) if l != i) for i in range(k)])
+    assert np.abs(expected - half).max() > 6 * np.sqrt(half * (1 - half) / n).max()
+
+
 def test_top_two_falls_back_to_second_highest_p_best_when_no_challenger_appears():
     # the leader (0) is certain; candidate 1 is far likelier than 2 to be second
     loc, scale, df = [0.0, -30.0, -60.0], [1.0, 1.0, 1.0], [1000.0, 1000.0, 1000.0]
@@ -288,5 +319,7 @@ def test_sampling_rejects_bad_arguments():
         thompson_sample(LOC, SCALE, DF, None)
     with pytest.raises(ValueError, match="beta"):
         top_two_sample(LOC, SCALE, DF, 1.5, 0)
+    with pytest.raises(ValueError, match="beta"):
+        top_two_sample(LOC, SCALE, DF, "idss", 0)
     with pytest.raises(ValueError, match="max_resamples"):
         top_two_sample(LOC, SCALE, DF, 0.5, 0, max_resamples=0)

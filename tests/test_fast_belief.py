@@ -94,7 +94,7 @@ def test_top_two_and_thompson_fast_make_the_reference_choice(seed):
     scale = np.full(k, 1.0)                   # rejection phase always finds a challenger
     df = rng.integers(1, 50, k).astype(float)
     assert p_best(loc, scale, df).max() < 0.9
-    for beta in (0.0, 0.5):
+    for beta in (0.0, 0.5, "ids"):
         assert (top_two_sample_fast(loc, scale, df, beta, np.random.default_rng(seed))
                 == top_two_sample(loc, scale, df, beta, np.random.default_rng(seed)))
     assert (thompson_sample_fast(loc, scale, df, np.random.default_rng(seed))

@@ -24,8 +24,12 @@ STRATEGIES = ("top_two", "batch", "sequential_halving", "uniform", "equal")
 
 
 def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None, stopping: str,
-                  n_workers: int | None, max_evals: int | None, transform: str | None = None) -> Strategy:
-    """Build a strategy from its name and the usual arguments (or pass a Strategy through)."""
+                  n_workers: int | None, max_evals: int | None, transform: str | None = None,
+                  beta: float | str = 0.5) -> Strategy:
+    """Build a strategy from its name and the usual arguments (or pass a Strategy through).
+
+    ``beta`` (a probability or ``"ids"``) is the top-two rule's, for ``"top_two"`` and ``"batch"``.
+    """
     if isinstance(strategy, Strategy):
         return strategy
     if strategy not in STRATEGIES:
@@ -37,9 +41,10 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
     if confidence is None:
         raise ValueError(f"strategy={strategy!r} is a fixed-confidence method: give confidence, e.g. 0.95")
     if strategy == "top_two":
-        return TopTwoThompson(confidence, stopping=stopping, transform=transform, max_evals=max_evals)
+        return TopTwoThompson(confidence, beta, stopping=stopping, transform=transform, max_evals=max_evals)
     if strategy == "batch":
-        return BatchThompson(confidence, n_workers or 4, stopping=stopping, transform=transform, max_evals=max_evals)
+        return BatchThompson(confidence, n_workers or 4, beta=beta, stopping=stopping, transform=transform,
+                             max_evals=max_evals)
     return UniformUntilConfident(confidence, stopping=stopping, transform=transform, max_evals=max_evals,
                                  n_workers=n_workers or 1)
 

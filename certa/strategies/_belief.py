@@ -40,6 +40,7 @@ __all__ = [
     "p_best",
     "thompson_sample",
     "top_two_sample",
+    "ids_leader_probability",
     "DEFAULT_LOGIT_EPS",
     "DEFAULT_SD_FLOOR_FRACTION",
 ]
@@ -460,11 +461,38 @@ def thompson_sample(loc: Any, scale: Any, df: Any, rng: Any) -> int:
     return int(np.argmax(_draw(loc_a, scale_a, df_a, gen)))
 
 
+def ids_leader_probability(scale: np.ndarray, df: np.ndarray, leader: int, challenger: int) -> float:
+    """Information-directed selection (You, Qin, Wang & Yang, COLT 2023): P(play the leader).
+
+    For Gaussian candidates the pairwise information of the top-two pair (I, J) is
+    ``C = (m_I - m_J)^2 / (2 (s_I^2/p_I + s_J^2/p_J))`` with ``p`` the shares of the
+    evaluations; IDS plays I with probability ``h_I / (h_I + h_J)`` with
+    ``h_i = p_i dC/dp_i``, i.e. ``h_i = s_i^2 / N_i``, the variance of candidate i's mean.
+    With a leader that settles on the best candidate 1, the shares then satisfy
+    ``N_1^2 / s_1^2 = sum_j N_j^2 / s_j^2``, the optimality condition of Gaussian best-arm
+    identification (for two candidates: ``N_i`` proportional to ``s_i``), with no
+    ``beta`` to tune. ``s_i^2`` (``ddof=0``, floored) and ``N_i`` are read off FIESTA's
+    posterior: ``scale = s / sqrt(N - 2)`` and ``df = N - 2``, so
+    ``h_i = scale_i^2 df_i / (df_i + 2)``.
+
+    Examples
+    --------
+    >>> ids_leader_probability(np.array([1.0, 1.0]), np.array([8.0, 1.0]), 0, 1)  # N = 10 vs 3
+    0.7058823529411765
+    """
+    df_a = np.asarray(df, dtype=float)
+    h = np.asarray(scale, dtype=float) ** 2 * df_a / (df_a + 2.0)
+    hi, hj = float(h[leader]), float(h[challenger])
+    if not hi + hj > 0.0:   # both SDs zero (cannot happen with the SD floor): no preference
+        return 0.5
+    return hi / (hi + hj)
+
+
 def top_two_sample(
     loc: Any,
     scale: Any,
     df: Any,
-    beta: float,
+    beta: float | str,
     rng: Any,
     *,
     max_resamples: int = 10_000,
@@ -489,8 +517,10 @@ def top_two_sample(
     ----------
     loc, scale, df : array-like of shape (n_candidates,)
         Posterior parameters (see :func:`posterior`).
-    beta : float
-        Probability of playing the leader, in [0, 1].
+    beta : float or "ids"
+        Probability of playing the leader, in [0, 1]; ``"ids"``: information-directed
+        selection (:func:`ids_leader_probability`), for which the challenger is always
+        drawn and then the leader played with that probability.
     rng : numpy.random.Generator or int or numpy.random.SeedSequence
         Source of randomness.
     max_resamples : int, default 10000
@@ -507,16 +537,25 @@ def top_two_sample(
     1
     """
     loc_a, scale_a, df_a = _as_param_arrays(loc, scale, df)
-    if (not isinstance(beta, numbers.Real) or isinstance(beta, bool)
-            or not 0.0 <= beta <= 1.0):
-        raise ValueError(f"beta must be a number in [0, 1], got {beta!r}")
+    ids = isinstance(beta, str) and beta == "ids"
+    if not ids and (not isinstance(beta, numbers.Real) or isinstance(beta, bool)
+                    or not 0.0 <= beta <= 1.0):
+        raise ValueError(f'beta must be a number in [0, 1] or "ids", got {beta!r}')
     if (not isinstance(max_resamples, numbers.Integral) or isinstance(max_resamples, bool)
             or max_resamples < 1):
         raise ValueError(f"max_resamples must be an integer >= 1, got {max_resamples!r}")
     gen = _as_generator(rng)
     leader = int(np.argmax(_draw(loc_a, scale_a, df_a, gen)))
-    if loc_a.size == 1 or gen.random() < beta:
+    if loc_a.size == 1 or (not ids and gen.random() < beta):
         return leader
+    challenger = _challenger(loc_a, scale_a, df_a, leader, gen, max_resamples)
+    if ids and gen.random() < ids_leader_probability(scale_a, df_a, leader, challenger):
+        return leader
+    return challenger
+
+
+def _challenger(loc_a: np.ndarray, scale_a: np.ndarray, df_a: np.ndarray, leader: int,
+                gen: np.random.Generator, max_resamples: int) -> int:
     used, batch = 0, 16
     while used < max_resamples:
         size = min(batch, max_resamples - used)

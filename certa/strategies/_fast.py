@@ -164,7 +164,7 @@ def thompson_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, gen
     return int(np.argmax(loc + scale * gen.standard_t(df, size=loc.shape)))
 
 
-def top_two_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, beta: float,
+def top_two_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, beta: float | str,
                         gen: np.random.Generator, max_resamples: int = 64) -> int:
     """Top-two Thompson sampling with a short rejection phase and an exact fallback.
 
@@ -184,8 +184,17 @@ def top_two_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, beta
     1
     """
     leader = int(np.argmax(loc + scale * gen.standard_t(df, size=loc.shape)))
-    if loc.size == 1 or gen.random() < beta:
+    ids = beta == "ids"
+    if loc.size == 1 or (not ids and gen.random() < beta):
         return leader
+    challenger = _challenger_fast(loc, scale, df, leader, gen, max_resamples)
+    if ids and gen.random() < _belief.ids_leader_probability(scale, df, leader, challenger):
+        return leader
+    return challenger
+
+
+def _challenger_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, leader: int,
+                     gen: np.random.Generator, max_resamples: int) -> int:
     used, batch = 0, 16
     while used < max_resamples:
         size = min(batch, max_resamples - used)

@@ -22,3 +22,14 @@ def check_choice(name: str, value, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
     return value
+
+
+def check_beta(beta) -> float | str:
+    """A top-two ``beta``: a probability in (0, 1), or ``"ids"`` (information-directed selection)."""
+    if isinstance(beta, str):
+        if beta != "ids":
+            raise ValueError(f'beta must be a number in (0, 1) or "ids", got {beta!r}')
+        return beta
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0 < beta < 1:
+        raise ValueError(f'beta must be a number in (0, 1) or "ids", got {beta!r}')
+    return float(beta)

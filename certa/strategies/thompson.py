@@ -11,7 +11,7 @@ from ..engine.strategy import Strategy
 from ._belief import p_best
 from ._fast import (SKIP_MARGIN, RunningStats, glr_should_stop_fast, p_best_upper_bound, posterior_from_stats,
                     thompson_sample_fast, top_two_sample_fast)
-from ._validation import check_choice, check_confidence, check_int
+from ._validation import check_beta, check_choice, check_confidence, check_int
 
 STOPPING_RULES = ("bayes", "glr")
 
@@ -165,7 +165,14 @@ class TopTwoThompson(_Confident):
     ----------
     confidence : float in (0, 1)
         1 - delta.
-    beta : float in (0, 1), default 0.5
+    beta : float in (0, 1) or "ids", default 0.5
+        Probability of evaluating the leader. 0.5 is FIESTA's TTTS. ``"ids"`` is
+        information-directed selection (You, Qin, Wang & Yang 2023): the challenger
+        is always drawn, then the leader is played with probability
+        ``h_I / (h_I + h_J)``, ``h_i = s_i^2 / N_i^2`` (SD and count of each), which
+        makes top-two sampling asymptotically optimal for Gaussian scores without a
+        ``beta`` to tune. On the FIESTA paper's data it needs about 10 % fewer
+        evaluations than ``beta=0.5`` (``docs/adaptive.md``).
     min_evals : int >= 3, default 3
     stopping : {"bayes", "glr"}
     transform : {None, "logit"}
@@ -177,12 +184,10 @@ class TopTwoThompson(_Confident):
 
     max_pending = 1
 
-    def __init__(self, confidence: float, beta: float = 0.5, min_evals: int = 3, *, stopping: str = "bayes",
+    def __init__(self, confidence: float, beta: float | str = 0.5, min_evals: int = 3, *, stopping: str = "bayes",
                  transform: str | None = None, max_evals: int | None = None) -> None:
         super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals)
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 < beta < 1:
-            raise ValueError(f"beta must be a number in (0, 1), got {beta!r}")
-        self.beta = float(beta)
+        self.beta = check_beta(beta)
 
     def ask(self) -> Draw | None:
         d = self._initial_ask()
@@ -204,15 +209,13 @@ class BatchThompson(_Confident):
     whatever the timing of the workers.
     """
 
-    def __init__(self, confidence: float, n_workers: int = 4, *, rule: str = "top_two", beta: float = 0.5,
+    def __init__(self, confidence: float, n_workers: int = 4, *, rule: str = "top_two", beta: float | str = 0.5,
                  min_evals: int = 3, stopping: str = "bayes", transform: str | None = None,
                  max_evals: int | None = None) -> None:
         super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals)
         self.n_workers = check_int("n_workers", n_workers, 1)
         self.rule = check_choice("rule", rule, ("thompson", "top_two"))
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 < beta < 1:
-            raise ValueError(f"beta must be a number in (0, 1), got {beta!r}")
-        self.beta = float(beta)
+        self.beta = check_beta(beta)
 
     @property
     def max_pending(self) -> int:  # type: ignore[override]
