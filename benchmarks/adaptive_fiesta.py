@@ -93,16 +93,22 @@ def timed(fn, *a, **k):
 
 
 # ----------------------------------------------------------------------------------------
+#: FIESTA's TTTS with information-directed selection instead of beta = 1/2 (You et al. 2023)
+TTTS_IDS = 'certa TopTwoThompson beta="ids"'
+
+
 def section_fixed(runs: int, n_jobs: int, seed: int) -> dict[str, Any]:
     table = load_table(MODELS8)
     rows = []
     for conf in CONFIDENCES:
         for label, strat in [("certa TopTwoThompson", TopTwoThompson(conf)),
+                             (TTTS_IDS, TopTwoThompson(conf, beta="ids")),
                              ("certa UniformUntilConfident", UniformUntilConfident(conf)),
                              ("certa UniformUntilConfident, checked per round (FIESTA's)",
                               UniformUntilConfident(conf, check="round"))]:
             rep, secs = timed(simulate, strat, table=table, n_runs=runs, random_state=seed, n_jobs=n_jobs)
-            rows.append({"confidence": conf, "method": label, "seconds": secs, **summary(rep)})
+            rows.append({"confidence": conf, "method": label, "seconds": secs, **summary(rep),
+                         "evaluations": rep.evaluations.astype(int).tolist()})
             print(f"fixed {conf} {label}: {rep.evaluations.mean():.1f} evals, {rep.p_correct:.3f} correct, "
                   f"{secs:.0f} s", flush=True)
     return {"runs": runs, "seed": seed, "rows": rows, "paper_ttts_mean": PAPER_TTTS}
@@ -115,6 +121,8 @@ def section_batch(runs: int, n_jobs: int, seed: int) -> dict[str, Any]:
         for w in (4, 8):
             for label, strat in [(f"BatchThompson W={w} rule=thompson", BatchThompson(conf, w, rule="thompson")),
                                  (f"BatchThompson W={w} rule=top_two", BatchThompson(conf, w, rule="top_two")),
+                                 (f"BatchThompson W={w} rule=top_two beta=ids",
+                                  BatchThompson(conf, w, rule="top_two", beta="ids")),
                                  (f"UniformUntilConfident W={w}", UniformUntilConfident(conf, n_workers=w))]:
                 rep, secs = timed(simulate, strat, table=table, n_runs=runs, random_state=seed, n_jobs=n_jobs)
                 rows.append({"confidence": conf, "workers": w, "method": label, "seconds": secs, **summary(rep)})
@@ -327,7 +335,7 @@ def report() -> None:
         for conf in CONFIDENCES:
             per_round = "certa UniformUntilConfident, checked per round (FIESTA's)"
             uni = by.get((conf, per_round)) or by[(conf, "certa UniformUntilConfident")]
-            for meth in ("certa TopTwoThompson", "certa UniformUntilConfident", per_round):
+            for meth in ("certa TopTwoThompson", TTTS_IDS, "certa UniformUntilConfident", per_round):
                 if (conf, meth) not in by:
                     continue
                 r = by[(conf, meth)]
@@ -343,17 +351,31 @@ def report() -> None:
                               f"{lvl['evaluations_max']} | {100 * lvl['p_correct']:.1f} | "
                               f"{lvl['evaluations_mean'] / uni['evaluations_mean']:.2f} | {PAPER_TTTS[conf]} |")
         if fn:
-            md += ["", "certa TopTwoThompson minus fiesta-nlp TTTS, same replay (mean evaluations; SE of the "
+            md += ["", "certa minus fiesta-nlp TTTS, same replay (mean evaluations; SE of the "
                    "difference from the two independent sets of runs; FIESTA's Monte Carlo belief with "
                    f"{_fiesta_samples(fn)} draws per model):", "",
-                   "| confidence | certa TTTS | fiesta-nlp TTTS | difference (SE) | z |", "|---|---|---|---|---|"]
+                   "| confidence | certa method | certa | fiesta-nlp TTTS | difference (SE) | z |",
+                   "|---|---|---|---|---|---|"]
             for conf in CONFIDENCES:
-                fl, c = _fiesta_level(fn, conf), by.get((conf, "certa TopTwoThompson"))
-                if fl and c and fl.get("evaluations_se"):
-                    d = c["evaluations_mean"] - fl["evaluations_mean"]
-                    se = float(np.hypot(c["evaluations_se"], fl["evaluations_se"]))
-                    md.append(f"| {conf} | {c['evaluations_mean']:.1f} | {fl['evaluations_mean']:.1f} "
-                              f"({fl['n_runs']} runs) | {d:+.1f} ({se:.1f}) | {d / se:+.2f} |")
+                for meth in ("certa TopTwoThompson", TTTS_IDS):
+                    fl, c = _fiesta_level(fn, conf), by.get((conf, meth))
+                    if fl and c and fl.get("evaluations_se"):
+                        d = c["evaluations_mean"] - fl["evaluations_mean"]
+                        se = float(np.hypot(c["evaluations_se"], fl["evaluations_se"]))
+                        md.append(f"| {conf} | {meth[len('certa '):]} | {c['evaluations_mean']:.1f} | "
+                                  f"{fl['evaluations_mean']:.1f} ({fl['n_runs']} runs) | {d:+.1f} ({se:.1f}) | "
+                                  f"{d / se:+.2f} |")
+        paired = [(conf, by.get((conf, "certa TopTwoThompson")), by.get((conf, TTTS_IDS))) for conf in CONFIDENCES]
+        paired = [(conf, a, b) for conf, a, b in paired if a and b and "evaluations" in a and "evaluations" in b]
+        if paired:
+            md += ["", 'beta="ids" minus beta=0.5, paired: the same run seeds, so the k-th evaluation of a '
+                   "candidate replays the same stored score in both (mean difference and its SE over runs):", "",
+                   "| confidence | beta=0.5 | beta=\"ids\" | difference (SE) | relative |", "|---|---|---|---|---|"]
+            for conf, a, b in paired:
+                d = np.asarray(b["evaluations"], float) - np.asarray(a["evaluations"], float)
+                md.append(f"| {conf} | {a['evaluations_mean']:.1f} | {b['evaluations_mean']:.1f} | "
+                          f"{d.mean():+.1f} ({d.std(ddof=1) / np.sqrt(d.size):.1f}) | "
+                          f"{100 * d.mean() / a['evaluations_mean']:+.1f} % |")
         md.append("")
     b = secs["batch"]
     if b:

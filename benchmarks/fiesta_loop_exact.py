@@ -12,6 +12,7 @@ fiesta-nlp's own runs comes from its Monte Carlo belief.
 Usage::
 
     python3 benchmarks/fiesta_loop_exact.py --runs 2000 --confidence 0.95
+    python3 benchmarks/fiesta_loop_exact.py --runs 4000 --seed 7 --tag seed7
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=2000)
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tag", default="", help="suffix of the results file (keeps earlier runs)")
     a = ap.parse_args()
     with open(DATA) as fh:
         table = json.load(fh)
@@ -79,7 +81,8 @@ def main() -> None:
     res["certa_TopTwoThompson"] = {"n_runs": a.runs, "evaluations_mean": float(cev.mean()),
                                    "evaluations_se": float(cev.std(ddof=1) / np.sqrt(cev.size)),
                                    "p_correct": float(rep.p_correct)}
-    with open(RESULTS / f"fiesta_loop_exact_{a.confidence}.json", "w") as fh:
+    suffix = f"_{a.tag}" if a.tag else ""
+    with open(RESULTS / f"fiesta_loop_exact_{a.confidence}{suffix}.json", "w") as fh:
         json.dump(res, fh, indent=1)
     print(json.dumps({k: v for k, v in res.items() if k != "machine"}, indent=1))
 
