@@ -54,20 +54,29 @@ def _challenger(loc, scale, df, leader, gen, tries=64) -> int:
     return int(np.argmax(m))
 
 
-class _PairRule(TopTwoThompson):
-    """Thompson leader and challenger; the leader is played with probability ``_r(...)``."""
+class _Rule(TopTwoThompson):
+    """`TopTwoThompson` with another choice of the next candidate after the first round."""
 
-    def _r(self, i, j, scale, df) -> float:
+    def _pick(self, loc, scale, df) -> int:
         raise NotImplementedError
 
     def ask(self):
         d = self._initial_ask()
         if d is not None or not self._ready():
             return d
-        loc, scale, df = self._posterior()
+        return self._new_draw(self._pick(*self._posterior()))
+
+
+class _PairRule(_Rule):
+    """Thompson leader and challenger; the leader is played with probability ``_r(...)``."""
+
+    def _r(self, i, j, scale, df) -> float:
+        raise NotImplementedError
+
+    def _pick(self, loc, scale, df) -> int:
         i = _leader(loc, scale, df, self._rng)
         j = _challenger(loc, scale, df, i, self._rng)
-        return self._new_draw(i if self._rng.random() < self._r(i, j, scale, df) else j)
+        return i if self._rng.random() < self._r(i, j, scale, df) else j
 
 
 class IDSSquared(_PairRule):
@@ -86,19 +95,15 @@ class IDSPosteriorVariance(_PairRule):
         return 1.0 if np.isinf(hi) else 0.0 if np.isinf(hj) else hi / (hi + hj)
 
 
-class T3C(TopTwoThompson):
-    def ask(self):
-        d = self._initial_ask()
-        if d is not None or not self._ready():
-            return d
-        loc, scale, df = self._posterior()
+class T3C(_Rule):
+    def _pick(self, loc, scale, df) -> int:
         i = _leader(loc, scale, df, self._rng)
         if self._rng.random() < self.beta:
-            return self._new_draw(i)
+            return i
         v = scale ** 2 * df / (df + 2)                # s^2 / N
         cost = np.maximum(loc[i] - loc, 0.0) ** 2 / (v[i] + v)
         cost[i] = np.inf
-        return self._new_draw(int(np.argmin(cost)))
+        return int(np.argmin(cost))
 
 
 def rules(conf: float) -> dict[str, TopTwoThompson]:
