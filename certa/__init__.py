@@ -2,6 +2,7 @@
 from .engine import (Candidate, Draw, EstimatorEvaluator, Evaluator, FunctionEvaluator, JKFoldPlan, Outcome,
                      RandomSplitPlan, Selection, SQLiteStore, Strategy, run)
 from .comparison import comparison_table
+from .loading import load
 from .nested import cross_validate_selection
 from .search import (BanditSearchCV, JKFoldSearchCV, ProgressiveSearchCV, QuantificationBoundSearch, bandit_select,
                      plot_belief)
@@ -18,4 +19,4 @@ __all__ = ["ProgressiveSearchCV", "QuantificationBoundSearch", "ProgressiveSampl
            "BanditSearchCV", "BatchThompson", "EqualAllocation", "SequentialHalving", "TopTwoThompson",
            "UniformUntilConfident", "bandit_select", "plot_belief", "simulate", "Candidate", "Draw", "EstimatorEvaluator", "Evaluator", "FunctionEvaluator", "JKFoldGrid",
            "JKFoldPlan", "JKFoldSearchCV", "Outcome", "RandomSplitPlan", "SQLiteStore", "Selection",
-           "StabilityReport", "Strategy", "run", "select", "stability_report"]
+           "StabilityReport", "Strategy", "load", "run", "select", "stability_report"]

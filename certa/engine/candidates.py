@@ -23,6 +23,31 @@ def _format_params(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # a numpy scalar
+        value = value.item()
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return value if value == value and abs(value) != float("inf") else repr(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return " ".join(repr(value).split())  # an object: its repr, on one line
+
+
+def jsonable_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` as JSON values: numbers, strings, lists and dicts as they are, anything else as its repr.
+
+    Examples
+    --------
+    >>> jsonable_params({"C": 0.1, "kernel": "rbf", "model": object})
+    {'C': 0.1, 'kernel': 'rbf', 'model': "<class 'object'>"}
+    """
+    return {str(k): _jsonable(v) for k, v in params.items()}
+
+
 def candidates_from_grid(param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Sequence]]) -> list[Candidate]:
     """Expand a scikit-learn style ``param_grid`` into candidates, in ``GridSearchCV`` order.
 

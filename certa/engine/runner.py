@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from joblib import hash as joblib_hash
 
-from .candidates import Candidate, as_candidates
+from .candidates import Candidate, as_candidates, jsonable_params
 from .draws import Draw, Outcome
 from .evaluators import MISSING_EVALUATOR, Evaluator, execute, execute_shipped
 from .executors import InlineExecutor
@@ -42,6 +42,14 @@ def resolve_seed(random_state: int | np.integer | None) -> int:
 def run_fingerprint(strategy: Strategy, evaluator: Evaluator, candidates: list[Candidate], seed: int) -> str:
     """Identity of a run: what must match for a store to be resumed."""
     return joblib_hash((strategy.spec(), [(c.name, c.params) for c in candidates], evaluator.fingerprint(), seed))
+
+
+def describe_run(strategy: Strategy, evaluator: Evaluator, candidates: list[Candidate], seed: int,
+                 retries: int = 0) -> dict[str, Any]:
+    """What a store keeps about its run besides the evaluations (readable by ``certa.load``)."""
+    return {"strategy": strategy.spec(), "candidates": [c.name for c in candidates],
+            "params": [jsonable_params(c.params) for c in candidates], "seed": seed,
+            "evaluator": type(evaluator).__name__, "retries": int(retries)}
 
 
 def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_state: int | None = 0,
@@ -88,8 +96,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     cands = as_candidates(candidates)
     seed = resolve_seed(random_state)
     the_store = as_store(store)
-    the_store.bind(run_fingerprint(strategy, evaluator, cands, seed),
-                   {"strategy": strategy.spec(), "candidates": [c.name for c in cands], "seed": seed})
+    the_store.bind(run_fingerprint(strategy, evaluator, cands, seed), describe_run(strategy, evaluator, cands, seed, retries))
 
     # What earlier runs with this store finished: the final attempt of each draw.
     stored_attempts: dict[str, list[Outcome]] = {}

@@ -28,7 +28,18 @@ class Selection:
         The rows of ``evaluations`` whose status is not ``"ok"``.
     payloads : dict
         Draw key -> what the evaluator kept (e.g. predictions), if anything.
+    finished : bool
+        Whether the strategy reached its decision (``False`` for a run read back
+        by ``certa.load`` while it was still going or after it was killed).
+    method : str or None
+        Set by ``certa.load``: ``"jkfold"``, ``"bandit"``, ``"progressive"``,
+        ``"quantification"`` or ``"nested"``.
+    info : dict
+        Set by ``certa.load``: what the store says of the run (settings, times, path).
     """
+
+    finished: bool = True
+    method: str | None = None
 
     def __init__(self, candidates: list[Candidate], told: list[tuple[Draw, Outcome, int]], result: dict[str, Any],
                  seed: int, strategy: dict[str, Any], n_reused: int = 0) -> None:
@@ -37,6 +48,7 @@ class Selection:
         self.seed = seed
         self.strategy = strategy
         self.n_reused = n_reused
+        self.info: dict[str, Any] = {}
         rows = []
         self.payloads: dict[str, Any] = {}
         for order, (draw, outcome, _) in enumerate(told):

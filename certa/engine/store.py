@@ -143,6 +143,38 @@ class SQLiteStore(Store):
             out.append(StoredOutcome(seq, Draw.from_json(draw), outcome))
         return out
 
+    @classmethod
+    def open_read_only(cls, path: str | os.PathLike) -> "SQLiteStore":
+        """Open an existing store for reading only, e.g. while its run goes on in another process.
+
+        Nothing is written (no schema, no journal change), so a running writer is not disturbed.
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"store must be a file path, got {type(path).__name__}")
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"store {path!r} does not exist (expected a certa SQLite file)")
+        self = cls.__new__(cls)
+        self.path = path
+        try:
+            self._conn = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True,
+                                         isolation_level=None, timeout=30)
+            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"store {path!r} is not a certa SQLite store: {exc}") from exc
+        if not {"meta", "evaluations"} <= tables:
+            self._conn.close()
+            raise ValueError(f"store {path!r} is not a certa SQLite store (no meta and evaluations tables)")
+        return self
+
+    def meta(self) -> dict[str, str]:
+        """The ``meta`` table: fingerprint, description (JSON), created_at, ..."""
+        return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def recorded_at(self) -> dict[int, float]:
+        """Wall-clock time (seconds since the epoch) each attempt was recorded, by ``seq``."""
+        return dict(self._conn.execute("SELECT seq, recorded_at FROM evaluations").fetchall())
+
     def close(self) -> None:
         self._conn.close()
 

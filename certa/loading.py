@@ -1,0 +1,206 @@
+"""Read a run back from its store: ``certa.load``, and the summary ``certa show`` prints."""
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import os
+from collections import deque
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .engine.candidates import Candidate
+from .engine.draws import Draw, Outcome
+from .engine.selection import Selection
+from .engine.store import SQLiteStore
+from .engine.strategy import Strategy
+
+#: The method a strategy (and evaluator) stands for.
+METHODS = {"JKFoldGrid": "jkfold", "TopTwoThompson": "bandit", "BatchThompson": "bandit",
+           "UniformUntilConfident": "bandit", "SequentialHalving": "bandit", "EqualAllocation": "bandit",
+           "ProgressiveSampling": "progressive", "OneShot": "quantification"}
+
+
+def _strategy_classes() -> dict[str, type]:
+    from . import strategies  # noqa: F401 - registers every strategy class
+    from .strategies import grid, one_shot  # noqa: F401
+
+    found: dict[str, type] = {}
+    todo = [Strategy]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            found.setdefault(sub.__name__, sub)
+            todo.append(sub)
+    return found
+
+
+def _normal(spec: dict[str, Any]) -> str:
+    return json.dumps(spec, sort_keys=True, default=repr)
+
+
+def rebuild_strategy(spec: dict[str, Any]) -> Strategy | None:
+    """The strategy a store's spec describes, or ``None`` if it cannot be rebuilt exactly.
+
+    The strategy is built from the spec's entries that are arguments of its
+    class, and accepted only if it gives back the same spec.
+    """
+    cls = _strategy_classes().get(spec.get("strategy", ""))
+    if cls is None:
+        return None
+    params = inspect.signature(cls.__init__).parameters
+    kwargs = {k: v for k, v in spec.items() if k in params and k != "self"}
+    try:
+        strategy = cls(**kwargs)
+    except (TypeError, ValueError):
+        return None
+    return strategy if _normal(strategy.spec()) == _normal(spec) else None
+
+
+def _final_outcomes(rows: list, retries: int | None) -> dict[str, tuple[Draw, Outcome]]:
+    """Per draw key, the outcome the runner would use: the first success, else the last attempt."""
+    out: dict[str, tuple[Draw, Outcome]] = {}
+    by_key: dict[str, list] = {}
+    for row in rows:
+        by_key.setdefault(row.draw.key, []).append(row)
+    for key, attempts in by_key.items():
+        ok = [r for r in attempts if r.outcome.ok]
+        if ok:
+            out[key] = (ok[0].draw, ok[0].outcome)
+        elif retries is None or len(attempts) > retries:
+            out[key] = (attempts[-1].draw, attempts[-1].outcome)
+    return out
+
+
+def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[str, tuple[Draw, Outcome]]):
+    """Tell the stored outcomes to the strategy in the order the runner told them; stop at the first gap."""
+    strategy.start(n_candidates, seed)
+    capacity = strategy.max_pending if strategy.max_pending is not None else 1_000_000
+    queue: deque[Draw] = deque()
+    told: list[tuple[Draw, Outcome, int]] = []
+    while not strategy.finished:
+        while len(queue) < capacity:
+            draw = strategy.ask()
+            if draw is None:
+                break
+            queue.append(draw)
+        if not queue or queue[0].key not in outcomes:
+            break
+        draw = queue.popleft()
+        outcome = outcomes[draw.key][1]
+        strategy.tell(draw, outcome)
+        told.append((draw, outcome, outcome.attempt))
+    return told
+
+
+def _fallback_result(candidates: list[Candidate], told: list[tuple[Draw, Outcome, int]]) -> dict[str, Any]:
+    sums = np.zeros(len(candidates))
+    counts = np.zeros(len(candidates))
+    for draw, outcome, _ in told:
+        if outcome.ok:
+            sums[draw.candidate] += outcome.score
+            counts[draw.candidate] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    best = int(np.nanargmax(means)) if np.isfinite(means).any() else 0
+    return {"best": best, "estimates": means}
+
+
+def load(store: str | os.PathLike) -> Selection:
+    """The run kept in a store, as a :class:`~certa.Selection`, whatever state the run is in.
+
+    Works on a finished run, on a run that was killed half-way, and on a run
+    still going in another process (the file is opened read-only). The stored
+    outcomes are told again to the run's strategy, rebuilt from the store, in
+    the order the runner told them, so the result is the strategy's own (for a
+    finished run: exactly the run's); nothing is evaluated.
+
+    Parameters
+    ----------
+    store : str or os.PathLike
+        A SQLite store written by any certa run (``store=`` of a search or of ``certa.run``).
+
+    Returns
+    -------
+    Selection
+        As returned by the run, plus: ``finished`` (whether the strategy reached
+        its decision), ``method`` (``"jkfold"``, ``"bandit"``, ``"progressive"``,
+        ``"quantification"`` or ``"nested"``), ``info`` (what the store says of the
+        run: settings, evaluator, times, store path) and ``attempts`` (every
+        recorded attempt, retries and evaluations not yet used included).
+        ``evaluations`` has one ``param_<name>`` column per candidate parameter.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from certa import FunctionEvaluator, JKFoldGrid, run, load
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.sqlite")
+    >>> _ = run(JKFoldGrid(2, 1), FunctionEvaluator(lambda p, seed: p["x"]), {"x": [1, 2]}, store=path)
+    >>> sel = load(path)
+    >>> sel.best_params, sel.finished, list(sel.evaluations["param_x"])
+    ({'x': 2}, True, [1, 2, 1, 2])
+    """
+    reader = SQLiteStore.open_read_only(store)
+    try:
+        meta = reader.meta()
+        rows = reader.load()
+        stamps = reader.recorded_at()
+    finally:
+        reader.close()
+    if "description" not in meta:
+        raise ValueError(f"store {os.fspath(store)!r} holds no run yet (no description in its meta table)")
+    desc = json.loads(meta["description"])
+    names = list(desc.get("candidates", []))
+    params = desc.get("params") or [{} for _ in names]
+    candidates = [Candidate(i, str(n), dict(p)) for i, (n, p) in enumerate(zip(names, params))]
+    seed = int(desc.get("seed", 0))
+    spec = dict(desc.get("strategy", {}))
+    outcomes = _final_outcomes(rows, desc.get("retries"))
+    strategy = rebuild_strategy(spec) if candidates else None
+    finished = False
+    result: dict[str, Any] | None = None
+    if strategy is not None:
+        try:
+            told = _replay(strategy, len(candidates), seed, outcomes)
+            finished = bool(strategy.finished)
+            result = strategy.result()
+        except Exception:  # noqa: BLE001 - an unfinished strategy may not have a result yet
+            result = None
+    if strategy is None or result is None:
+        if strategy is None:
+            told = [(d, o, o.attempt) for d, o in outcomes.values()]
+        result = _fallback_result(candidates, told)
+    selection = Selection(candidates=candidates, told=told, result=result, seed=seed, strategy=spec)
+    selection.finished = finished
+    selection.method = _method(spec, desc)
+    ev = selection.evaluations
+    keys = sorted({k for c in candidates for k in c.params})
+    for k in keys:
+        ev[f"param_{k}"] = [candidates[c].params.get(k) for c in ev["candidate"]] if len(ev) else []
+    attempts = pd.DataFrame([{"seq": r.seq, "key": r.draw.key, "candidate": r.draw.candidate,
+                              "name": names[r.draw.candidate] if r.draw.candidate < len(names) else "?",
+                              "kind": r.draw.kind, "index": r.draw.index, "attempt": r.outcome.attempt,
+                              "status": r.outcome.status, "score": r.outcome.score, "error": r.outcome.error,
+                              "duration": r.outcome.duration, "recorded_at": stamps.get(r.seq, math.nan)}
+                             for r in rows],
+                            columns=["seq", "key", "candidate", "name", "kind", "index", "attempt", "status",
+                                     "score", "error", "duration", "recorded_at"])
+    selection.attempts = attempts
+    created = float(meta["created_at"]) if "created_at" in meta else math.nan
+    last = float(attempts["recorded_at"].max()) if len(attempts) else math.nan
+    selection.info = {"store": os.fspath(store), "strategy": spec, "evaluator": desc.get("evaluator"),
+                      "seed": seed, "retries": desc.get("retries"), "created_at": created,
+                      "last_recorded_at": last, "n_attempts": len(attempts),
+                      "evaluation_seconds": float(attempts["duration"].sum()) if len(attempts) else 0.0,
+                      "wall_seconds": (last - created) if len(attempts) else 0.0,
+                      "total_draws": getattr(strategy, "total_draws", None) if strategy is not None else None,
+                      "rebuilt": strategy is not None}
+    return selection
+
+
+def _method(spec: dict[str, Any], desc: dict[str, Any]) -> str:
+    if desc.get("evaluator") == "_SelectionEvaluator":
+        return "nested"
+    return METHODS.get(spec.get("strategy", ""), "other")
