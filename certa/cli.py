@@ -95,7 +95,27 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--n-test", type=_positive_int(1), help="test-set size (corrected tests)")
     cmp.add_argument("--seed", type=_positive_int(0), default=0, help="seed for permutation / bootstrap")
     cmp.add_argument("--json", action="store_true", help="print machine-readable results")
+    show = sub.add_parser("show", help="summarise a run kept in a store (finished, killed or still running)",
+                          description="Print a summary of the run kept in a certa store: method and settings, "
+                          "candidates ranked with mean, 95%% interval and evaluations, the choice and its confidence "
+                          "or stability, failures and time spent. Works on a finished run, a killed one and one "
+                          "still going in another process (the store is opened read-only).")
+    show.add_argument("store", help="SQLite file written by a certa run (store=...)")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
     return parser
+
+
+def _run_show(args) -> None:
+    import json
+
+    from .loading import load
+    from .summary import print_summary, summarize
+
+    summary = summarize(load(args.store))
+    if args.json:
+        print(json.dumps(summary, indent=2, default=repr))
+    else:
+        print_summary(summary)
 
 
 def _read_labels(path: str) -> list[str]:
@@ -207,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             _run_simulate(args)
         elif args.command == "compare":
             _run_compare(args)
+        elif args.command == "show":
+            _run_show(args)
     except BrokenPipeError:  # output piped into e.g. head
         return 0
     except (ValueError, TypeError, OSError) as exc:
