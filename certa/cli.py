@@ -95,6 +95,39 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--n-test", type=_positive_int(1), help="test-set size (corrected tests)")
     cmp.add_argument("--seed", type=_positive_int(0), default=0, help="seed for permutation / bootstrap")
     cmp.add_argument("--json", action="store_true", help="print machine-readable results")
+    sel = sub.add_parser("select", help="choose between your own models, run from the command line (resumable)",
+                         description="Choose the best of your candidates with your own evaluation function, FIESTA "
+                         "style: each evaluation calls evaluate(params, seed) -> score (a float, or a dict with a "
+                         "'score' key) from the import path --evaluate, with a fresh seed (use it for the split and "
+                         "the training). Candidates come from a TOML (or JSON) file: one [candidates.NAME] table "
+                         "of parameters per candidate, or a [grid] table of parameter = [values]. With --store the "
+                         "run is kept in SQLite and the same command resumes it after a crash or a kill, without "
+                         "repeating finished evaluations. Ends with the summary of certa show.",
+                         epilog="Example candidates.toml:\n\n" + _indent(_EXAMPLE) + "\n\nExample: certa select "
+                         "--evaluate mypkg.train:evaluate --candidates candidates.toml --strategy top_two "
+                         "--confidence 0.95 --store run.sqlite",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    sel.add_argument("--evaluate", required=True, metavar="MODULE:FUNCTION",
+                     help="import path of evaluate(params, seed) -> score; the current directory is searched first")
+    sel.add_argument("--candidates", required=True, metavar="FILE", help="TOML or JSON file of candidates")
+    sel.add_argument("--strategy", default="top_two", choices=["top_two", "batch", "uniform", "sequential_halving",
+                                                               "equal"],
+                     help="top_two (default), batch, uniform: until --confidence; sequential_halving, equal: "
+                     "--budget evaluations")
+    sel.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
+    sel.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies: evaluations")
+    sel.add_argument("--stopping", default="bayes", choices=["bayes", "glr"],
+                     help="bayes: FIESTA's P(best) rule (default); glr: error at most 1 - confidence (Gaussian)")
+    sel.add_argument("--beta", type=_beta, default=0.5, help='top-two: probability of evaluating the leader, or "ids"')
+    sel.add_argument("--workers", type=_positive_int(1), default=None, help="batch: evaluations in flight")
+    sel.add_argument("--max-evals", type=_positive_int(1), default=None, help="cap on evaluations")
+    sel.add_argument("--store", default=None, help="SQLite file keeping every evaluation; rerun to resume")
+    sel.add_argument("--seed", type=_positive_int(0), default=0, help="root seed (default 0)")
+    sel.add_argument("-j", "--jobs", type=_jobs, default=1, help="worker processes (default 1; -1 = all cores)")
+    sel.add_argument("--retries", type=_positive_int(0), default=0, help="extra attempts for a failed evaluation")
+    sel.add_argument("--timeout", type=float, default=None, help="seconds allowed per evaluation")
+    sel.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    sel.add_argument("--json", action="store_true", help="print the summary as JSON")
     show = sub.add_parser("show", help="summarise a run kept in a store (finished, killed or still running)",
                           description="Print a summary of the run kept in a certa store: method and settings, "
                           "candidates ranked with mean, 95%% interval and evaluations, the choice and its confidence "
@@ -102,7 +135,70 @@ def build_parser() -> argparse.ArgumentParser:
                           "still going in another process (the store is opened read-only).")
     show.add_argument("store", help="SQLite file written by a certa run (store=...)")
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    rep = sub.add_parser("report", help="write a self-contained HTML report of a run kept in a store",
+                         description="Write one HTML file (figures embedded, no network needed to open it) with "
+                         "the summary of certa show and the figures of the run's method: scores per candidate "
+                         "with intervals, the comparison table with Holm-adjusted p-values, failures; J-K-fold: "
+                         "choice per partition and stability; bandits: evaluations per candidate over time and "
+                         "P(best) over the run; progressive sampling: score against training size and survivors "
+                         "per round; quantification bounds: bound per candidate.")
+    rep.add_argument("store", help="SQLite file written by a certa run (store=...)")
+    rep.add_argument("-o", "--output", default="report.html", help="HTML file to write (default report.html)")
+    rep.add_argument("--title", default=None, help="page title (default: certa report: STORE)")
     return parser
+
+
+def _run_report(args) -> None:
+    from .loading import load
+    from .report import write_report
+
+    path = write_report(load(args.store), args.output, title=args.title)
+    print(f"wrote {path}")
+
+
+_EXAMPLE = """[candidates.bert]
+lr = 3e-5
+epochs = 3
+
+[candidates.lstm]
+lr = 1e-3
+hidden = 256"""
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def _run_select(args) -> None:
+    import json
+    import os
+
+    from .engine.runner import run
+    from .loading import load
+    from .search.bandit import make_strategy
+    from .summary import print_summary, summarize
+    from .userfiles import ImportPathEvaluator, read_candidates, resolve_function
+
+    candidates = read_candidates(args.candidates)
+    if len(candidates) < 2:
+        raise ValueError(f"{args.candidates}: one candidate only; a selection needs at least two")
+    resolve_function(args.evaluate)  # fail now, naming the path, rather than in every worker
+    strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
+                             n_workers=args.workers, max_evals=args.max_evals, beta=args.beta)
+    progress = not args.no_progress and not args.json and sys.stderr.isatty()
+    selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates, random_state=args.seed,
+                    n_jobs=args.jobs, store=args.store, retries=args.retries, timeout=args.timeout,
+                    progress=progress)
+    if args.store:
+        selection = load(args.store)
+    else:
+        selection.method = "bandit"
+    summary = summarize(selection)
+    summary["n_reused_from_store"] = int(getattr(selection, "n_reused", 0))
+    if args.json:
+        print(json.dumps(summary, indent=2, default=repr))
+    else:
+        print_summary(summary)
 
 
 def _run_show(args) -> None:
@@ -227,8 +323,12 @@ def main(argv: list[str] | None = None) -> int:
             _run_simulate(args)
         elif args.command == "compare":
             _run_compare(args)
+        elif args.command == "select":
+            _run_select(args)
         elif args.command == "show":
             _run_show(args)
+        elif args.command == "report":
+            _run_report(args)
     except BrokenPipeError:  # output piped into e.g. head
         return 0
     except (ValueError, TypeError, OSError) as exc:

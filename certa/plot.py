@@ -1,0 +1,344 @@
+"""Figures of a selection, for notebooks and ``certa report``.
+
+Every function takes a :class:`~certa.Selection` (from a run, a fitted search's
+``selection_``, or :func:`certa.load`) and an optional matplotlib ``Axes``, draws
+on it and returns it. Nothing global is changed: no backend switch, no
+``rcParams``; without ``ax`` a new figure is made with ``matplotlib.pyplot``.
+
+Which figures fit which method:
+
+- every method: :func:`scores` (candidates ranked, mean and interval),
+  :func:`comparison` (the chosen one against each other, Holm-adjusted
+  p-values), :func:`failures`;
+- J-K-fold: :func:`partition_choices`, :func:`stability`;
+- bandits: :func:`evaluations_over_time`, :func:`belief` (FIESTA's figures 2-4);
+- progressive sampling: :func:`learning_curves`, :func:`survivors`;
+- quantification bounds: :func:`bounds`;
+- nested CV: :func:`nested_folds`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .engine.selection import Selection
+
+
+def _selection(selection: Any) -> Selection:
+    if hasattr(selection, "selection_"):
+        selection = selection.selection_
+    if not isinstance(selection, Selection):
+        raise TypeError(f"selection must be a certa Selection or a fitted certa search, got {type(selection).__name__}")
+    return selection
+
+
+def _axes(ax: Any, size: tuple[float, float] = (7, 4)):
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=size)[1]
+
+
+def scores(selection: Any, ax: Any = None):
+    """Candidates ranked best first (top): the mean score as a point, its 95 % interval as a bar.
+
+    The interval is :func:`certa.summary.candidate_intervals`'s (corrected t where
+    training sets overlap); candidates with a single evaluation show the point only.
+    The chosen candidate is drawn in another colour.
+    """
+    from .summary import ranked_table
+
+    sel = _selection(selection)
+    table = ranked_table(sel)
+    ax = _axes(ax, (7, max(2.5, 0.35 * len(table) + 1)))
+    y = np.arange(len(table))[::-1]
+    mean = table["mean"].to_numpy(dtype=float)
+    lo, hi = table["ci_low"].to_numpy(dtype=float), table["ci_high"].to_numpy(dtype=float)
+    has = np.isfinite(lo)
+    ax.errorbar(mean[has], y[has], xerr=np.vstack([mean[has] - lo[has], hi[has] - mean[has]]), fmt="none",
+                ecolor="grey", capsize=3, label="95% interval")
+    chosen = table.index.to_numpy() == sel.best_index
+    ax.plot(mean[~chosen], y[~chosen], "o", color="tab:blue", label="mean score")
+    ax.plot(mean[chosen], y[chosen], "D", color="tab:red", label="chosen")
+    ax.set_yticks(y)
+    ax.set_yticklabels(table["name"].tolist())
+    ax.set_xlabel("score (mean over successful evaluations)")
+    ax.set_title("Scores per candidate, best first")
+    ax.legend(fontsize="small", loc="best")
+    return ax
+
+
+def comparison(selection: Any, ax: Any = None, confidence: float = 0.95):
+    """The comparison table (chosen candidate against each other one) drawn as a table.
+
+    Columns: candidate, mean difference (chosen - other) with its interval where a
+    test gives one, the test, p and the Holm-adjusted p (:func:`certa.comparison_table`).
+    """
+    from .comparison import comparison_table
+
+    sel = _selection(selection)
+    table = comparison_table(sel, confidence=confidence)
+    ax = _axes(ax, (9, max(1.5, 0.35 * len(table) + 1)))
+    ax.set_axis_off()
+
+    def f(x: float) -> str:
+        return "-" if not np.isfinite(x) else f"{x:.4f}"
+
+    cells = [[r.name, f(r.mean_difference),
+              "-" if not np.isfinite(r.ci_low) else f"[{r.ci_low:.4f}, {r.ci_high:.4f}]",
+              str(r.test)[:40], f(r.pvalue), f(r.pvalue_holm)] for r in table.itertuples()]
+    if not cells:
+        ax.text(0.5, 0.5, "one candidate: nothing to compare", ha="center", va="center")
+        return ax
+    tab = ax.table(cellText=cells, colLabels=["vs", "difference", f"{confidence:.0%} interval", "test", "p",
+                                              "p (Holm)"], loc="center", cellLoc="left")
+    tab.auto_set_font_size(False)
+    tab.set_fontsize(8)
+    tab.auto_set_column_width(list(range(6)))
+    ax.set_title(f"{sel.best.name} against each other candidate", fontsize="medium")
+    return ax
+
+
+def failures(selection: Any, ax: Any = None):
+    """Failed attempts per candidate, by status (failed, timeout, ...), from every recorded attempt."""
+    sel = _selection(selection)
+    attempts = getattr(sel, "attempts", None)
+    frame = attempts if attempts is not None else sel.evaluations
+    names = [c.name for c in sel.candidates]
+    ax = _axes(ax, (7, max(2.5, 0.35 * len(names) + 1)))
+    bad = frame[frame["status"] != "ok"] if len(frame) else frame
+    statuses = sorted(set(bad["status"])) if len(bad) else []
+    y = np.arange(len(names))[::-1]
+    left = np.zeros(len(names))
+    for status in statuses:
+        counts = np.array([int(((bad["candidate"] == c.index) & (bad["status"] == status)).sum())
+                           for c in sel.candidates])
+        ax.barh(y, counts, left=left, label=status)
+        left += counts
+    ax.set_yticks(y)
+    ax.set_yticklabels(names)
+    ax.set_xlabel("failed attempts")
+    ax.set_title("Failures per candidate" if statuses else "Failures per candidate: none")
+    if statuses:
+        ax.legend(fontsize="small")
+    ax.set_xlim(0, max(1, left.max() + 0.5))
+    return ax
+
+
+def _jk_scores(sel: Selection) -> np.ndarray:
+    scores_ = sel.result.get("scores")
+    if scores_ is None or np.ndim(scores_) != 3:
+        raise ValueError("this selection has no J-K-fold scores (not a J-K-fold run)")
+    return np.asarray(scores_, dtype=float)
+
+
+def partition_choices(selection: Any, ax: Any = None):
+    """J-K-fold: each candidate's mean score on each partition (lines), the choice of each partition circled.
+
+    The circled point of partition j is the candidate plain K-fold CV on that
+    partition would choose (COLING 2018's instability of K-fold choices).
+    """
+    from .strategies.grid import choose_best
+
+    sel = _selection(selection)
+    s = _jk_scores(sel)
+    part = np.nanmean(s, axis=2)  # (C, J)
+    C, J = part.shape
+    ax = _axes(ax)
+    x = np.arange(1, J + 1)
+    for c in range(C):
+        ax.plot(x, part[c], marker=".", label=sel.candidates[c].name, linewidth=1)
+    picks = [choose_best(part[:, j])[0] for j in range(J)]
+    ax.plot(x, [part[picks[j], j] for j in range(J)], "o", markersize=12, markerfacecolor="none",
+            markeredgecolor="black", label="choice of the partition")
+    ax.set_xticks(x)
+    ax.set_xlabel("partition j")
+    ax.set_ylabel("mean score over the K folds")
+    ax.set_title("Choice per partition")
+    if C <= 12:
+        ax.legend(fontsize="x-small", ncol=2)
+    return ax
+
+
+def stability(selection: Any, ax: Any = None):
+    """J-K-fold: how often J' < J partitions would choose differently from all J (COLING 2018)."""
+    from .stability import stability_report
+
+    sel = _selection(selection)
+    rep = stability_report(_jk_scores(sel), sel.candidates, random_state=sel.seed)
+    ax = _axes(ax)
+    jp = sorted(rep.subsample_disagreement)
+    ax.bar(jp, [rep.subsample_disagreement[j] for j in jp], color="tab:orange")
+    ax.set_xlabel("partitions used (J')")
+    ax.set_ylabel(f"share choosing differently from J={rep.n_partitions}")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"Stability: agreement of single partitions {rep.agreement:.0%}")
+    if jp:
+        ax.set_xticks(jp)
+    return ax
+
+
+def evaluations_over_time(selection: Any, ax: Any = None):
+    """Bandits: cumulative evaluations of each candidate as the run goes on (FIESTA's figures 3-4).
+
+    x is the evaluation number in the order the strategy was told, y how many
+    evaluations each candidate had by then.
+    """
+    sel = _selection(selection)
+    ev = sel.evaluations
+    ax = _axes(ax)
+    x = np.arange(1, len(ev) + 1)
+    for c in sel.candidates:
+        ax.step(x, np.cumsum(ev["candidate"].to_numpy() == c.index), where="post", label=c.name)
+    ax.set_xlabel("evaluations so far")
+    ax.set_ylabel("evaluations of the candidate")
+    ax.set_title("Evaluations per candidate over the run")
+    ax.legend(fontsize="x-small", ncol=2)
+    return ax
+
+
+def belief(selection: Any, ax: Any = None):
+    """Bandits with a confidence target: P(best) of each candidate as evaluations accumulate (FIESTA's figure 2)."""
+    sel = _selection(selection)
+    hist = np.asarray(sel.result.get("belief_history", []), dtype=float)
+    if hist.size == 0:
+        raise ValueError("this selection has no belief history (not a fixed-confidence run with stopping='bayes')")
+    ax = _axes(ax)
+    start = int(np.sum(sel.result["evaluations"])) - len(hist) + 1
+    x = np.arange(start, start + len(hist))
+    for c in sel.candidates:
+        ax.plot(x, hist[:, c.index], label=c.name)
+    conf = sel.strategy.get("confidence")
+    if conf:
+        ax.axhline(conf, color="grey", linestyle="--", linewidth=1, label=f"confidence {conf}")
+    ax.set_xlabel("evaluations")
+    ax.set_ylabel("P(best)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("Confidence in each candidate over the run")
+    ax.legend(fontsize="x-small", ncol=2)
+    return ax
+
+
+def learning_curves(selection: Any, ax: Any = None):
+    """Progressive sampling: each setting's score against the training size of the rounds it reached."""
+    sel = _selection(selection)
+    ev = sel.evaluations
+    ev = ev[ev["kind"] == "subset"] if len(ev) else ev
+    if not len(ev):
+        raise ValueError("this selection has no progressive-sampling evaluations")
+    ax = _axes(ax)
+    for c in sel.candidates:
+        sub = ev[ev["candidate"] == c.index].sort_values("size")
+        if len(sub):
+            ax.plot(sub["size"].to_numpy(dtype=float), sub["score"].to_numpy(dtype=float), marker=".",
+                    label=c.name, linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("training size")
+    ax.set_ylabel("score")
+    ax.set_title("Score against training size per setting")
+    if len(sel.candidates) <= 12:
+        ax.legend(fontsize="x-small", ncol=2)
+    return ax
+
+
+def survivors(selection: Any, ax: Any = None):
+    """Progressive sampling: settings evaluated and surviving in each round."""
+    sel = _selection(selection)
+    rounds = sel.result.get("rounds")
+    if not rounds:
+        raise ValueError("this selection has no rounds (not a finished progressive-sampling run)")
+    ax = _axes(ax)
+    x = np.arange(len(rounds))
+    ax.bar(x - 0.2, [r["n_evaluated"] for r in rounds], width=0.4, label="evaluated")
+    ax.bar(x + 0.2, [r["n_survived"] for r in rounds], width=0.4, label="survived")
+    ax.set_xticks(x)
+    ax.set_xticklabels([str(r["size"]) for r in rounds])
+    ax.set_xlabel("training size of the round")
+    ax.set_ylabel("settings")
+    ax.set_title("Survivors per round")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def bounds(selection: Any, ax: Any = None, test_scores: Any = None, param: str | None = None):
+    """Quantification bounds: the bound (and the plug-in value) per candidate, and test scores if given.
+
+    Parameters
+    ----------
+    test_scores : sequence of float, optional
+        Each candidate's score on labelled test data, where labels exist.
+    param : str, optional
+        Numeric parameter for the x axis (e.g. the regularisation ``lambda`` or
+        ``C``); by default the only parameter that varies, if numeric, on a log
+        scale when all values are positive; else the candidates in order.
+    """
+    sel = _selection(selection)
+    ev = sel.evaluations
+    if "bound" not in ev:
+        raise ValueError("this selection has no bounds (not a quantification-bound run)")
+    C = len(sel.candidates)
+    bound = np.full(C, np.nan)
+    plugin = np.full(C, np.nan)
+    for r in ev.itertuples():
+        bound[r.candidate] = getattr(r, "bound", np.nan)
+        plugin[r.candidate] = getattr(r, "plugin", np.nan)
+    if param is None:
+        varying = [k for k in sorted({k for c in sel.candidates for k in c.params})
+                   if len({repr(c.params.get(k)) for c in sel.candidates}) > 1]
+        param = varying[0] if len(varying) == 1 else None
+    values = [c.params.get(param) for c in sel.candidates] if param else None
+    numeric = values is not None and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    x = np.asarray(values, dtype=float) if numeric else np.arange(C, dtype=float)
+    order = np.argsort(x, kind="stable")
+    ax = _axes(ax)
+    ax.plot(x[order], bound[order], "o-", label="bound")
+    ax.plot(x[order], plugin[order], "s--", label="plug-in value")
+    if test_scores is not None:
+        t = np.asarray(test_scores, dtype=float)
+        if t.shape != (C,):
+            raise ValueError(f"test_scores must have one score per candidate ({C}), got shape {t.shape}")
+        ax.plot(x[order], t[order], "^-", label="test score")
+    ax.axvline(x[sel.best_index], color="grey", linestyle=":", label="chosen")
+    if numeric:
+        if (x > 0).all():
+            ax.set_xscale("log")
+        ax.set_xlabel(param)
+    else:
+        ax.set_xticks(x)
+        ax.set_xticklabels([c.name for c in sel.candidates], rotation=30, ha="right", fontsize="small")
+    ax.set_ylabel("value")
+    ax.set_title("Quantification bound per candidate")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def nested_folds(selection: Any, ax: Any = None):
+    """Nested CV: each outer fold's test score and the inner search's best score."""
+    sel = _selection(selection)
+    ev = sel.evaluations
+    ok = ev[ev["status"] == "ok"]
+    if "inner_best_score" not in ok:
+        raise ValueError("this selection is not a nested cross-validation")
+    ax = _axes(ax)
+    x = np.arange(1, len(ok) + 1)
+    ax.plot(x, ok["score"].to_numpy(dtype=float), "o", label="outer test score")
+    ax.plot(x, ok["inner_best_score"].to_numpy(dtype=float), "x", label="inner best score")
+    ax.set_xticks(x)
+    ax.set_xlabel("outer fold")
+    ax.set_ylabel("score")
+    ax.set_title("Nested CV: outer score against the inner estimate")
+    ax.legend(fontsize="small")
+    return ax
+
+
+#: Figures per method, in the order ``certa report`` shows them.
+FIGURES = {
+    "jkfold": [scores, comparison, partition_choices, stability, failures],
+    "bandit": [scores, comparison, evaluations_over_time, belief, failures],
+    "progressive": [scores, comparison, learning_curves, survivors, failures],
+    "quantification": [scores, comparison, bounds, failures],
+    "nested": [scores, nested_folds, failures],
+    "other": [scores, comparison, failures],
+}
