@@ -144,13 +144,15 @@ def partition_choices(selection: Any, ax: Any = None):
 
     sel = _selection(selection)
     s = _jk_scores(sel)
-    part = np.nanmean(s, axis=2)  # (C, J)
+    done = ~np.isnan(s).all(axis=(0, 2))  # partitions with scores (all of them, unless the run was cut short)
+    with np.errstate(invalid="ignore"):
+        part = np.nanmean(s[:, done, :], axis=2) if done.any() else np.zeros((s.shape[0], 0))  # (C, J done)
     C, J = part.shape
     ax = _axes(ax)
-    x = np.arange(1, J + 1)
+    x = np.flatnonzero(done) + 1
     for c in range(C):
         ax.plot(x, part[c], marker=".", label=sel.candidates[c].name, linewidth=1)
-    picks = [choose_best(part[:, j])[0] for j in range(J)]
+    picks = [choose_best(np.where(np.isnan(part[:, j]), -np.inf, part[:, j]))[0] for j in range(J)]
     ax.plot(x, [part[picks[j], j] for j in range(J)], "o", markersize=12, markerfacecolor="none",
             markeredgecolor="black", label="choice of the partition")
     ax.set_xticks(x)

@@ -5,6 +5,7 @@ import base64
 import html
 import io
 import json
+import math
 import os
 from typing import Any
 
@@ -42,7 +43,7 @@ def _fmt(x: Any) -> str:
     if x is None:
         return "-"
     if isinstance(x, float):
-        return "-" if x != x else f"{x:.4f}"
+        return "-" if math.isnan(x) else f"{x:.4f}"
     return html.escape(str(x))
 
 
@@ -71,7 +72,7 @@ def _comparison_html(selection: Selection) -> str:
             "p (Holm)"]
     rows = []
     for r in table.itertuples():
-        iv = "-" if r.ci_low != r.ci_low else f"[{r.ci_low:.4f}, {r.ci_high:.4f}]"
+        iv = "-" if math.isnan(r.ci_low) else f"[{r.ci_low:.4f}, {r.ci_high:.4f}]"
         cells = [_fmt(r.name), _fmt(r.design), _fmt(r.n_pairs), _fmt(float(r.mean_best)), _fmt(float(r.mean_other)),
                  _fmt(float(r.mean_difference)), iv, _fmt(r.test), _fmt(float(r.pvalue)), _fmt(float(r.pvalue_holm))]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
@@ -90,14 +91,15 @@ def build_report(selection: Selection, title: str | None = None) -> str:
     title = title or f"certa report: {summary.get('store') or 'selection'}"
     spec = dict(summary["strategy"])
     state = "finished" if summary["finished"] else "not finished (killed, or still running)"
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-             f"<style>{_CSS}</style></head><body>",
+    parts = [(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+              f"<style>{_CSS}</style></head><body>"),
              f"<h1>{html.escape(title)}</h1>",
-             f"<p><b>Method</b>: {html.escape(str(summary['method']))} ({html.escape(str(spec.pop('strategy', '?')))}: "
-             f"{html.escape(', '.join(f'{k}={v}' for k, v in spec.items()))}); <b>state</b>: {state}; "
-             f"{summary['n_candidates']} candidates, {summary['n_evaluations']} evaluations "
-             f"({summary['n_attempts']} attempts, {summary['n_failed']} failed); seed {summary['seed']}; "
-             f"evaluator {html.escape(str(summary['evaluator']))}.</p>"]
+             (f"<p><b>Method</b>: {html.escape(str(summary['method']))} "
+              f"({html.escape(str(spec.pop('strategy', '?')))}: "
+              f"{html.escape(', '.join(f'{k}={v}' for k, v in spec.items()))}); <b>state</b>: {state}; "
+              f"{summary['n_candidates']} candidates, {summary['n_evaluations']} evaluations "
+              f"({summary['n_attempts']} attempts, {summary['n_failed']} failed); seed {summary['seed']}; "
+              f"evaluator {html.escape(str(summary['evaluator']))}.</p>")]
     if summary.get("evaluation_seconds") is not None:
         parts.append(f"<p>Time: {summary['evaluation_seconds']:.1f} s of evaluation"
                      + (f", {summary['wall_seconds']:.1f} s from start to the last record" if

@@ -136,7 +136,7 @@ def summarize(selection: Selection) -> dict[str, Any]:
         "strategy": selection.strategy, "evaluator": info.get("evaluator"), "seed": selection.seed,
         "n_candidates": len(selection.candidates), "n_evaluations": selection.n_evaluations,
         "n_attempts": info.get("n_attempts", selection.n_evaluations), "n_planned": info.get("total_draws"),
-        "n_failed": int(len(fail)), "created_at": _iso(info.get("created_at")),
+        "n_failed": len(fail), "created_at": _iso(info.get("created_at")),
         "last_recorded_at": _iso(info.get("last_recorded_at")),
         "evaluation_seconds": _finite(info.get("evaluation_seconds")),
         "wall_seconds": _finite(info.get("wall_seconds")),

@@ -30,7 +30,8 @@ import json
 import os
 import re
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .engine.candidates import Candidate, candidates_from_grid
 from .engine.evaluators import Evaluator

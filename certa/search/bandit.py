@@ -278,24 +278,10 @@ def belief_frame(selection: Selection) -> pd.DataFrame:
 
 
 def plot_belief(selection: Selection, ax: Any = None):
-    """FIESTA's Figure 2: P(best) of each candidate as evaluations accumulate."""
-    import matplotlib
+    """FIESTA's Figure 2: P(best) of each candidate as evaluations accumulate (see :func:`certa.plot.belief`).
 
-    if ax is None:
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+    Returns the ``Axes``; the matplotlib backend and settings are left as they are.
+    """
+    from ..plot import belief
 
-        _, ax = plt.subplots(figsize=(7, 4))
-    frame = belief_frame(selection)
-    start = int(np.sum(selection.result["evaluations"])) - len(frame) + 1
-    x = np.arange(start, start + len(frame))
-    for name in frame.columns:
-        ax.plot(x, frame[name], label=name)
-    conf = selection.strategy.get("confidence")
-    if conf:
-        ax.axhline(conf, color="grey", linestyle="--", linewidth=1, label=f"confidence {conf}")
-    ax.set_xlabel("evaluations")
-    ax.set_ylabel("P(best)")
-    ax.set_ylim(0, 1.02)
-    ax.legend(fontsize="small", ncol=2)
-    return ax
+    return belief(selection, ax=ax)
