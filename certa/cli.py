@@ -189,12 +189,13 @@ def _run_select(args) -> None:
     selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates, random_state=args.seed,
                     n_jobs=args.jobs, store=args.store, retries=args.retries, timeout=args.timeout,
                     progress=progress)
+    n_reused = selection.n_reused
     if args.store:
         selection = load(args.store)
     else:
         selection.method = "bandit"
     summary = summarize(selection)
-    summary["n_reused_from_store"] = int(getattr(selection, "n_reused", 0))
+    summary["n_reused_from_store"] = int(n_reused)
     if args.json:
         print(json.dumps(summary, indent=2, default=repr))
     else:
