@@ -20,7 +20,10 @@ def _positive_int(minimum: int):
 
 
 def _jobs(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer number of processes, got {text!r}") from None
     if value == 0:
         raise argparse.ArgumentTypeError("must not be 0 (1 = serial, -1 = all cores)")
     return value
@@ -46,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="tune a real text classifier by J-K-fold CV on bundled data",
                           description="Tune a TF-IDF + linear SVM on 3,000 bundled Debian package descriptions "
                           "(6 sections) by J-K-fold cross-validation, then report the chosen setting, its "
-                          "estimated accuracy with a 95%% interval, and how stable the choice is.")
+                          "estimated accuracy with a 95% interval, and how stable the choice is.")
     demo.add_argument("-J", "--n-repeats", type=_positive_int(1), default=3, help="J: number of random K-fold partitions (default 3)")
     demo.add_argument("-K", "--n-splits", type=_positive_int(2), default=5, help="K: folds per partition (default 5)")
     demo.add_argument("-j", "--jobs", type=_jobs, default=2, help="worker processes (default 2; -1 = all cores)")
@@ -130,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--json", action="store_true", help="print the summary as JSON")
     show = sub.add_parser("show", help="summarise a run kept in a store (finished, killed or still running)",
                           description="Print a summary of the run kept in a certa store: method and settings, "
-                          "candidates ranked with mean, 95%% interval and evaluations, the choice and its confidence "
+                          "candidates ranked with mean, 95% interval and evaluations, the choice and its confidence "
                           "or stability, failures and time spent. Works on a finished run, a killed one and one "
                           "still going in another process (the store is opened read-only).")
     show.add_argument("store", help="SQLite file written by a certa run (store=...)")
@@ -240,6 +243,8 @@ def _run_compare(args) -> None:
             raise ValueError(f"the files have different numbers of lines: truth {len(y)}, "
                              f"{args.predictions[0]} {len(a)}, {args.predictions[1]} {len(b)}")
         result = stats.mcnemar(y, a, b, method=args.method)
+        names = (args.predictions[0], args.predictions[1])
+        scores = (float(np.mean(a == y)), float(np.mean(b == y)))  # accuracies
     elif args.scores:
         import pandas as pd
 
@@ -251,6 +256,7 @@ def _run_compare(args) -> None:
         if missing:
             raise ValueError(f"{args.scores} has no column(s) {missing}; it has {list(frame.columns)}")
         a, b = frame[ca].to_numpy(dtype=float), frame[cb].to_numpy(dtype=float)
+        names, scores = (ca, cb), (float(a.mean()), float(b.mean()))
         if args.test == "corrected-kfold":
             if not (args.repeats and args.folds):
                 raise ValueError("--test corrected-kfold needs --repeats J and --folds K (rows = J*K folds)")
@@ -267,10 +273,49 @@ def _run_compare(args) -> None:
             result = stats.paired_bootstrap_ci(a, b, random_state=args.seed)
     else:
         raise ValueError("give two prediction files with --truth, or --scores with --columns")
+    report = _compare_report(result, names, scores)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, default=float))
+        print(json.dumps(report, indent=2, default=float))
     else:
         print(result)
+        print(report["verdict"])
+
+
+#: The keys of ``certa compare --json``, whatever the test.
+COMPARE_KEYS = ("test", "statistic", "pvalue", "df", "alternative", "assumptions", "estimate", "ci", "confidence",
+                "n", "details", "models", "scores", "better", "verdict")
+
+
+def _compare_report(result, names: tuple[str, str], scores: tuple[float, float]) -> dict:
+    """One dict with the same keys for every test: the test's numbers, both models' scores and which is better."""
+    raw = result.to_dict()
+    if "low" in raw:  # a bootstrap interval, not a test: no statistic, no p-value
+        out = {"test": f"paired bootstrap ({raw['method']})", "statistic": None, "pvalue": None, "df": None,
+               "alternative": "two-sided", "assumptions": "pairs are independent draws of the same distribution",
+               "estimate": raw["estimate"], "ci": [raw["low"], raw["high"]], "confidence": raw["confidence"],
+               "n": raw["n"], "details": {"n_resamples": raw["n_resamples"], "standard_error": raw["standard_error"]}}
+    else:
+        out = {k: raw.get(k) for k in COMPARE_KEYS[:11]}
+    a, b = names
+    sa, sb = scores
+    out["models"] = [a, b]
+    out["scores"] = {a: sa, b: sb}
+    if sa == sb:
+        out["better"] = None
+        verdict = f"{a} and {b} have the same score ({sa:.4f})"
+    else:
+        win, lose = (a, b) if sa > sb else (b, a)
+        out["better"] = win
+        verdict = f"{win} is better: {max(sa, sb):.4f} against {lose}'s {min(sa, sb):.4f} (higher is better)"
+    if out["pvalue"] is not None:
+        p = out["pvalue"]
+        verdict += (f"; p = {p:.4g}: " + ("significant" if p < 0.05 else "not significant") + " at the 5% level")
+    elif out["ci"] is not None:
+        lo, hi = out["ci"]
+        verdict += (f"; {out['confidence']:.0%} interval of the difference [{lo:.4f}, {hi:.4f}] "
+                    + ("excludes 0" if lo > 0 or hi < 0 else "includes 0: no clear difference"))
+    out["verdict"] = verdict
+    return out
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -281,13 +326,28 @@ def _floats(text: str, name: str) -> list[float]:
 
 
 def _run_simulate(args) -> None:
+    import contextlib
     import json
+
+    from rich.console import Console
 
     from .search.bandit import make_strategy
     from .simulate import load_score_table, simulate
 
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
                              n_workers=args.workers, max_evals=args.max_evals, beta=args.beta)
+    err = Console(stderr=True)
+    busy = err.status(f"simulating {args.runs} runs of {args.strategy}...") if err.is_terminal \
+        else contextlib.nullcontext()
+    with busy:
+        report = _simulate(args, strategy, simulate, load_score_table)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, default=float))
+    else:
+        print(report)
+
+
+def _simulate(args, strategy, simulate, load_score_table):
     if args.table:
         table = load_score_table(args.table)
         if args.models:
@@ -302,10 +362,7 @@ def _run_simulate(args) -> None:
             raise ValueError("--means needs --sds")
         report = simulate(strategy, means=_floats(args.means, "--means"), sds=_floats(args.sds, "--sds"),
                           n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs)
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2, default=float))
-    else:
-        print(report)
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -64,13 +64,17 @@ def run_demo(n_repeats: int = 3, n_splits: int = 5, n_jobs: int = 2, seed: int =
     n_test = len(X) // n_splits
     mean, se, half = corrected_interval(scores, len(X) - n_test, n_test)
     stab = search.stability_
+    order = np.argsort(search.cv_results_["rank_test_score"], kind="stable")[:5]
+    top = [{"rank": int(search.cv_results_["rank_test_score"][i]), "setting": sel.candidates[i].name,
+            "params": dict(sel.candidates[i].params), "mean": float(search.cv_results_["mean_test_score"][i]),
+            "sd_over_folds": float(search.cv_results_["std_test_score"][i])} for i in order]
     report = {
         "dataset": "debian_small", "n_samples": len(X), "n_repeats": n_repeats, "n_splits": n_splits,
         "seed": seed, "n_jobs": n_jobs, "seconds": round(elapsed, 2), "n_evaluations": sel.n_evaluations,
         "n_reused_from_store": sel.n_reused, "n_failed": len(sel.failures),
         "best_params": search.best_params_, "best_score": search.best_score_,
         "corrected_se": se, "ci95": [mean - half, mean + half],
-        "stability": stab.to_dict(),
+        "stability": stab.to_dict(), "top_settings": top,
     }
     if as_json:
         print(json.dumps(report, indent=2, default=float))
@@ -79,10 +83,8 @@ def run_demo(n_repeats: int = 3, n_splits: int = 5, n_jobs: int = 2, seed: int =
     table = Table(title="Top settings (mean accuracy over all folds)")
     for col in ("rank", "setting", "mean", "SD over folds"):
         table.add_column(col)
-    order = np.argsort(search.cv_results_["rank_test_score"], kind="stable")[:5]
-    for i in order:
-        table.add_row(str(search.cv_results_["rank_test_score"][i]), sel.candidates[i].name,
-                      f"{search.cv_results_['mean_test_score'][i]:.4f}", f"{search.cv_results_['std_test_score'][i]:.4f}")
+    for row in top:  # the same rows as "top_settings" in --json
+        table.add_row(str(row["rank"]), row["setting"], f"{row['mean']:.4f}", f"{row['sd_over_folds']:.4f}")
     console.print(table)
     console.print(f"[bold green]Chosen[/bold green]: {sel.candidates[search.best_index_].name}")
     console.print(f"Estimated accuracy: {mean:.4f} ± {half:.4f} (95% interval, t with the Nadeau-Bengio corrected "

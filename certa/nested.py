@@ -147,7 +147,7 @@ class NestedCVResult:
 def cross_validate_selection(search: Any, X: Any, y: Any = None, *, n_splits: int = 5, n_repeats: int = 1,
                              scoring: Any = None, random_state: int | None = None, n_jobs: int | None = 1,
                              executor: Any = None, store: str | os.PathLike | None = None,
-                             progress: bool = False) -> NestedCVResult:
+                             progress: bool | str = "auto") -> NestedCVResult:
     """Estimate how well "tune with ``search``, then train" does on new data (nested CV).
 
     Each outer fold (of ``n_repeats`` x ``n_splits``-fold CV, stratified for

@@ -74,6 +74,7 @@ class SimulationReport:
         if self.lower_bound is not None:
             d["lower_bound"] = self.lower_bound
             d["ratio_to_lower_bound"] = float(self.evaluations.mean() / self.lower_bound)
+            d["lower_bound_applies"] = self.strategy.get("stopping", "bayes") != "bayes"  # delta-correct rules only
         d.update(self.extra)
         return d
 
@@ -85,6 +86,10 @@ class SimulationReport:
         if self.lower_bound is not None:
             lines.append(f"lower bound on the mean evaluations of any delta-correct method: {self.lower_bound:.1f} "
                          f"(this strategy: {d['ratio_to_lower_bound']:.2f}x)")
+            if self.strategy.get("stopping", "bayes") == "bayes":
+                lines.append("  (the bound is for methods wrong with probability at most delta; the Bayes stopping "
+                             "rule is not one, so it may use fewer evaluations than the bound: use --stopping glr "
+                             "for a delta-correct rule)")
         return "\n".join(lines)
 
 

@@ -19,12 +19,21 @@ class InlineExecutor(Executor):
 
 
 class RayExecutor(Executor):
-    """A thin ``concurrent.futures`` face over Ray: ``ray.remote(fn).remote(...).future()``."""
+    """A thin ``concurrent.futures`` face over Ray: ``ray.remote(fn).remote(...).future()``.
+
+    Connects to the Ray instance of this process (``ray.init(address=...)`` first to use
+    an existing cluster); without one it starts a local instance, as Ray does on its
+    first task. As many evaluations run at once as the cluster has CPUs
+    (``_max_workers``), whatever ``n_jobs`` says.
+    """
 
     def __init__(self, **remote_options: Any) -> None:
-        import ray  # noqa: F401  (imported lazily: Ray is optional)
+        import ray  # imported lazily: Ray is optional
 
+        if not ray.is_initialized():
+            ray.init()
         self._options = remote_options
+        self._max_workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
         import ray
@@ -64,8 +73,9 @@ def resolve_executor(executor: Any = None, n_jobs: int | None = 1) -> tuple[Exec
         env = {v: threads for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
         return get_reusable_executor(max_workers=n_workers, timeout=300, env=env), n_workers, False
     if isinstance(executor, str):
-        if executor == "ray":
-            return RayExecutor(), n_workers, True
+        if executor == "ray":  # n_jobs is ignored: the cluster's CPUs set the concurrency
+            ray_pool = RayExecutor()
+            return ray_pool, ray_pool._max_workers, True
         raise ValueError(f"executor must be an Executor, a dask Client or 'ray', got {executor!r}")
     if type(executor).__name__ == "Client" and hasattr(executor, "get_executor"):
         try:

@@ -54,7 +54,7 @@ def describe_run(strategy: Strategy, evaluator: Evaluator, candidates: list[Cand
 
 def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_state: int | None = 0,
         n_jobs: int | None = 1, executor: Any = None, store: Store | str | os.PathLike | None = None,
-        retries: int = 0, timeout: float | None = None, progress: bool = False) -> Selection:
+        retries: int = 0, timeout: float | None = None, progress: bool | str = "auto") -> Selection:
     """Run a selection: the one loop every certa method goes through.
 
     Parameters
@@ -78,8 +78,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     timeout : float or None
         Seconds allowed per evaluation (enforced with ``SIGALRM`` where the
         evaluation runs in a process's main thread: inline and local processes).
-    progress : bool
-        Show a progress bar.
+    progress : bool or "auto"
+        Show a progress bar; ``"auto"`` (default): when standard error is a terminal.
 
     Returns
     -------
@@ -221,8 +221,12 @@ class _EvaluatorShipping:
 class _Progress:
     """A rich progress bar, or nothing."""
 
-    def __init__(self, enabled: bool, total: int | None) -> None:
+    def __init__(self, enabled: bool | str, total: int | None) -> None:
         self._p = None
+        if enabled == "auto":
+            import sys
+
+            enabled = sys.stderr.isatty()
         if enabled:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

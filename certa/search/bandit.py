@@ -98,7 +98,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     ----------
     best_index_, best_params_, best_score_, best_estimator_, cv_results_ (with ``p_best``
     and ``n_evaluations`` per candidate), confidence_ (the chosen candidate's P(best)),
-    selection_ (every evaluation), random_state_.
+    selection_ (every evaluation), random_state_. best_name_ is the chosen candidate's
+    name; with ``candidates=`` (named models) ``best_params_`` is ``{"name": ..., "model": ...}``.
 
     Examples
     --------
@@ -110,8 +111,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     >>> s = BanditSearchCV(candidates={"tree": DecisionTreeClassifier(max_depth=1),
     ...                                "logreg": LogisticRegression(max_iter=500)},
     ...                    confidence=0.9, random_state=0).fit(X, y)
-    >>> s.best_params_["model"].__class__.__name__
-    'LogisticRegression'
+    >>> s.best_params_["name"], s.best_params_["model"].__class__.__name__
+    ('logreg', 'LogisticRegression')
     """
 
     def __init__(self, estimator: Any = None, param_grid: Any = None, *, candidates: Mapping[str, Any] | None = None,
@@ -119,7 +120,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
                  stopping: str = "bayes", test_size: float | int = 0.2, n_workers: int | None = None,
                  max_evals: int | None = None, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
-                 executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool = False) -> None:
+                 executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool | str = "auto") -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.candidates = candidates
@@ -177,6 +178,9 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         self.cv_results_ = _results_table(sel)
         self.best_index_ = sel.best_index
         self.best_params_ = dict(cands[self.best_index_].params)
+        self.best_name_ = cands[self.best_index_].name
+        if self.candidates is not None:  # named models: the name with the model
+            self.best_params_ = {"name": self.best_name_, **self.best_params_}
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         self.confidence_ = float(sel.result["p_best"][self.best_index_]) if "p_best" in sel.result else None
         self.scorer_ = check_scoring(example, scoring=self.scoring)
@@ -223,7 +227,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
                   budget: int | None = None, stopping: str = "bayes", n_workers: int | None = None,
                   max_evals: int | None = None, n_jobs: int | None = 1, executor: Any = None,
                   store: str | os.PathLike | None = None, random_state: int | None = None, retries: int = 0,
-                  timeout: float | None = None, progress: bool = False) -> Selection:
+                  timeout: float | None = None, progress: bool | str = "auto") -> Selection:
     """Adaptive selection for any model (PyTorch, spaCy, ...), FIESTA style.
 
     ``evaluate(candidate, train, test, seed) -> float`` trains ``candidate`` on

@@ -57,8 +57,8 @@ class JKFoldSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         Extra attempts for an evaluation that fails.
     timeout : float or None
         Seconds allowed per evaluation.
-    progress : bool, default=False
-        Show a progress bar.
+    progress : bool or "auto", default="auto"
+        Show a progress bar; ``"auto"``: when standard error is a terminal.
     cache_transformers : bool, default=False
         For a pipeline whose grid varies only its last step (or whose earlier
         steps repeat across candidates), fit the earlier steps once per fold
@@ -91,7 +91,7 @@ class JKFoldSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     def __init__(self, estimator: Any, param_grid: Any, *, n_splits: int = 5, n_repeats: int = 3,
                  scoring: Any = None, n_jobs: int | None = None, random_state: int | None = None,
                  refit: bool = True, store: str | os.PathLike | None = None, executor: Any = None,
-                 retries: int = 0, timeout: float | None = None, progress: bool = False,
+                 retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
                  cache_transformers: bool = False) -> None:
         self.estimator = estimator
         self.param_grid = param_grid

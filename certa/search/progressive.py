@@ -88,7 +88,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
                  eval_fraction: float | None = 0.2, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None,
-                 progress: bool = False, cache_transformers: bool = False) -> None:
+                 progress: bool | str = "auto", cache_transformers: bool = False) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.schedule = schedule

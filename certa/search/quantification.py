@@ -347,7 +347,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
                  delta: float = 0.05, sigmas: Any = None, tie_break: str = "plugin", keep_models: bool = True,
                  n_jobs: int | None = None, executor: Any = None, store: str | os.PathLike | None = None,
                  random_state: int | None = 0, retries: int = 0, timeout: float | None = None,
-                 progress: bool = False) -> None:
+                 progress: bool | str = "auto") -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.measure = measure
