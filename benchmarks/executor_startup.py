@@ -89,6 +89,7 @@ def main() -> None:
     for _ in range(args.rounds):
         for name, fn in timers.items():  # alternately, so the load hits every executor alike
             c, w = fn()
+            print(f"{name}: first run {c:.2f} s" + ("" if w is None else f", second {w:.3f} s"), flush=True)
             cold[name].append(c)
             if w is not None:
                 warm[name].append(w)

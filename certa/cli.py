@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 from . import __version__
 
@@ -99,13 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--seed", type=_positive_int(0), default=0, help="seed for permutation / bootstrap")
     cmp.add_argument("--json", action="store_true", help="print machine-readable results")
     sel = sub.add_parser("select", help="choose between your own models, run from the command line (resumable)",
-                         description="Choose the best of your candidates with your own evaluation function, FIESTA "
+                         description=textwrap.fill("Choose the best of your candidates with your own evaluation function, FIESTA "
                          "style: each evaluation calls evaluate(params, seed) -> score (a float, or a dict with a "
                          "'score' key) from the import path --evaluate, with a fresh seed (use it for the split and "
                          "the training). Candidates come from a TOML (or JSON) file: one [candidates.NAME] table "
                          "of parameters per candidate, or a [grid] table of parameter = [values]. With --store the "
                          "run is kept in SQLite and the same command resumes it after a crash or a kill, without "
-                         "repeating finished evaluations. Ends with the summary of certa show.",
+                         "repeating finished evaluations. Ends with the summary of certa show.", 100),
                          epilog="Example candidates.toml:\n\n" + _indent(_EXAMPLE) + "\n\nExample: certa select "
                          "--evaluate mypkg.train:evaluate --candidates candidates.toml --strategy top_two "
                          "--confidence 0.95 --store run.sqlite",

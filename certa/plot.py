@@ -11,7 +11,9 @@ Which figures fit which method:
   :func:`comparison` (the chosen one against each other, Holm-adjusted
   p-values), :func:`failures`;
 - J-K-fold: :func:`partition_choices`, :func:`stability`;
-- bandits: :func:`evaluations_over_time`, :func:`belief` (FIESTA's figures 2-4);
+- bandits: :func:`evaluations_over_time`, :func:`belief` (FIESTA's figure 2),
+  :func:`score_distributions` (its figure 3; its figure 4, correct choices against the budget,
+  is a simulation: :func:`certa.simulate`);
 - progressive sampling: :func:`learning_curves`, :func:`survivors`;
 - quantification bounds: :func:`bounds`;
 - nested CV: :func:`nested_folds`.
@@ -182,22 +184,44 @@ def stability(selection: Any, ax: Any = None):
     return ax
 
 
-def evaluations_over_time(selection: Any, ax: Any = None):
-    """Bandits: cumulative evaluations of each candidate as the run goes on (FIESTA's figures 3-4).
+def evaluations_over_time(selection: Any, ax: Any = None, share: bool = False):
+    """Bandits: evaluations of each candidate as the run goes on (the lines of FIESTA's figure 2).
 
     x is the evaluation number in the order the strategy was told, y how many
-    evaluations each candidate had by then.
+    evaluations each candidate had by then, or with ``share=True`` their share of
+    all evaluations so far (as FIESTA draws it).
     """
     sel = _selection(selection)
     ev = sel.evaluations
     ax = _axes(ax)
     x = np.arange(1, len(ev) + 1)
     for c in sel.candidates:
-        ax.step(x, np.cumsum(ev["candidate"].to_numpy() == c.index), where="post", label=c.name)
+        counts = np.cumsum(ev["candidate"].to_numpy() == c.index)
+        ax.step(x, counts / x if share else counts, where="post", label=c.name)
     ax.set_xlabel("evaluations so far")
-    ax.set_ylabel("evaluations of the candidate")
+    ax.set_ylabel("share of the evaluations" if share else "evaluations of the candidate")
     ax.set_title("Evaluations per candidate over the run")
     ax.legend(fontsize="x-small", ncol=2)
+    return ax
+
+
+def score_distributions(selection: Any, ax: Any = None):
+    """Every successful score of each candidate, as a box plot with the scores as points (FIESTA's figure 3)."""
+    sel = _selection(selection)
+    ev = sel.evaluations
+    ok = ev[ev["status"] == "ok"] if len(ev) else ev
+    ax = _axes(ax)
+    data = [ok[ok["candidate"] == c.index]["score"].to_numpy(dtype=float) for c in sel.candidates]
+    positions = np.arange(1, len(data) + 1)
+    ax.boxplot([d for d in data if d.size], positions=positions[[d.size > 0 for d in data]], widths=0.5,
+               showfliers=False)
+    for pos, d in zip(positions, data):
+        ax.plot(np.full(d.size, pos, dtype=float), d, ".", color="tab:blue", alpha=0.6)
+    ax.set_xticks(positions)
+    ax.set_xticklabels([c.name for c in sel.candidates], rotation=30 if len(data) > 4 else 0, ha="right"
+                       if len(data) > 4 else "center", fontsize="small")
+    ax.set_ylabel("score")
+    ax.set_title("Scores of every evaluation per candidate")
     return ax
 
 
@@ -338,7 +362,7 @@ def nested_folds(selection: Any, ax: Any = None):
 #: Figures per method, in the order ``certa report`` shows them.
 FIGURES = {
     "jkfold": [scores, comparison, partition_choices, stability, failures],
-    "bandit": [scores, comparison, evaluations_over_time, belief, failures],
+    "bandit": [scores, comparison, evaluations_over_time, belief, score_distributions, failures],
     "progressive": [scores, comparison, learning_curves, survivors, failures],
     "quantification": [scores, comparison, bounds, failures],
     "nested": [scores, nested_folds, failures],

@@ -104,8 +104,9 @@ def build_report(selection: Selection, title: str | None = None) -> str:
         parts.append(f"<p>Time: {summary['evaluation_seconds']:.1f} s of evaluation"
                      + (f", {summary['wall_seconds']:.1f} s from start to the last record" if
                         summary.get("wall_seconds") is not None else "") + ".</p>")
-    parts.append(f"<p><b>Choice</b>: {html.escape(summary['choice']['name'])}. "
-                 f"{html.escape(summary['statement'])}</p>")
+    label = "Choice" if summary["finished"] else "Leader so far"
+    leader = summary["choice"]["name"] if summary["finished"] else summary["candidates"][0]["name"]
+    parts.append(f"<p><b>{label}</b>: {html.escape(leader)}. {html.escape(summary['statement'])}</p>")
     parts.append("<h2>Candidates</h2>" + _candidates_table(summary))
     if "stability_text" in summary:
         parts.append(f"<h2>Stability</h2><pre>{html.escape(summary['stability_text'])}</pre>")

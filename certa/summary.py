@@ -230,7 +230,11 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     intervals = {c["interval"] for c in summary["candidates"] if c["interval"] != "none"}
     if intervals:
         console.print(f"interval of the mean: {', '.join(sorted(intervals))}", highlight=False)
-    console.print(f"[bold green]Choice[/bold green]: {summary['choice']['name']}", highlight=False)
+    if summary["finished"]:
+        console.print(f"[bold green]Choice[/bold green]: {summary['choice']['name']}", highlight=False)
+    else:
+        leader = summary["candidates"][0]["name"] if summary["n_evaluations"] else "none yet"
+        console.print(f"[bold yellow]Leader so far[/bold yellow]: {leader}", highlight=False)
     console.print(summary["statement"], highlight=False, markup=False)
     if "stability_text" in summary:
         console.print("[bold]How stable is this choice?[/bold]")

@@ -210,9 +210,19 @@ def test_plot_bandit_figures(stores):
     counts = sel.evaluations["candidate"].value_counts()
     for line, c in zip(ax.lines, sel.candidates):
         assert line.get_ydata()[-1] == counts[c.index]
+    ax = plot.evaluations_over_time(sel, ax=_new_ax(), share=True)
+    n = len(sel.evaluations)
+    assert sum(line.get_ydata()[-1] for line in ax.lines) == pytest.approx(1.0)
+    for line, c in zip(ax.lines, sel.candidates):
+        assert line.get_ydata()[-1] == pytest.approx(counts[c.index] / n)
     ax = plot.belief(sel, ax=_new_ax())
     for line, c in zip(ax.lines, sel.candidates):
         np.testing.assert_allclose(line.get_ydata(), sel.result["belief_history"][:, c.index])
+    ax = plot.score_distributions(sel, ax=_new_ax())
+    points = [line for line in ax.lines if line.get_linestyle() == "None"]
+    for line, c in zip(points, sel.candidates):
+        ev = sel.evaluations
+        np.testing.assert_allclose(line.get_ydata(), ev[ev["candidate"] == c.index]["score"])
 
 
 def test_plot_jkfold_figures(stores):
@@ -301,7 +311,7 @@ def test_plotting_changes_no_global_state(stores):
 # -- report ---------------------------------------------------------------------------------
 
 EXPECTED = {"jkfold": ["scores", "partition_choices", "stability"],
-            "bandit": ["scores", "evaluations_over_time", "belief"],
+            "bandit": ["scores", "evaluations_over_time", "belief", "score_distributions"],
             "progressive": ["scores", "learning_curves", "survivors"],
             "quantification": ["scores", "bounds"],
             "nested": ["scores", "nested_folds"]}
@@ -366,3 +376,23 @@ def test_report_in_a_real_browser(stores, killed, method, tmp_path):
                             "--window-size=1000,2600", f"--screenshot={target}", real.as_uri()],
                            capture_output=True, timeout=120, check=True)
         assert os.path.getsize(target) > 10_000
+
+
+def test_load_of_an_older_store_and_of_an_unknown_strategy(tmp_path):
+    path = str(tmp_path / "old.sqlite")
+    sel = certa.run(certa.JKFoldGrid(2, 1), certa.FunctionEvaluator(lambda p, seed: p["x"] / 10), {"x": [1, 3, 2]},
+                    store=path)
+    with sqlite3.connect(path) as conn:  # a store written before parameters were kept
+        desc = json.loads(conn.execute("SELECT value FROM meta WHERE key='description'").fetchone()[0])
+        old = {k: desc[k] for k in ("strategy", "candidates", "seed")}
+        conn.execute("UPDATE meta SET value=? WHERE key='description'", (json.dumps(old),))
+    loaded = certa.load(path)
+    assert loaded.finished and loaded.best.name == sel.best.name == "x=3"
+    assert all(c.params == {} for c in loaded.candidates)
+    with sqlite3.connect(path) as conn:  # a strategy this version does not know: the means decide
+        conn.execute("UPDATE meta SET value=? WHERE key='description'",
+                     (json.dumps({**old, "strategy": {"strategy": "SomethingNew"}}),))
+    loaded = certa.load(path)
+    assert not loaded.finished and loaded.best.name == "x=3"
+    np.testing.assert_allclose(loaded.result["estimates"], [0.1, 0.3, 0.2])
+    assert loaded.n_evaluations == 6
