@@ -126,7 +126,7 @@ def load(store: str | os.PathLike) -> Selection:
     -------
     Selection
         As returned by the run, plus: ``finished`` (whether the strategy reached
-        its decision), ``method`` (``"jkfold"``, ``"bandit"``, ``"progressive"``,
+        its decision; if not, ``best`` is the leader so far, the highest mean), ``method`` (``"jkfold"``, ``"bandit"``, ``"progressive"``,
         ``"quantification"`` or ``"nested"``), ``info`` (what the store says of the
         run: settings, evaluator, times, store path) and ``attempts`` (every
         recorded attempt, retries and evaluations not yet used included).
@@ -172,6 +172,9 @@ def load(store: str | os.PathLike) -> Selection:
         if strategy is None:
             told = [(d, o, o.attempt) for d, o in outcomes.values()]
         result = _fallback_result(candidates, told)
+    if not finished:  # no decision yet: the leader so far is the candidate with the highest mean
+        leader = _fallback_result(candidates, told)
+        result = {**result, "best": leader["best"]}
     selection = Selection(candidates=candidates, told=told, result=result, seed=seed, strategy=spec)
     selection.finished = finished
     selection.method = _method(spec, desc)

@@ -63,7 +63,7 @@ def scores(selection: Any, ax: Any = None):
                 ecolor="grey", capsize=3, label="95% interval")
     chosen = table.index.to_numpy() == sel.best_index
     ax.plot(mean[~chosen], y[~chosen], "o", color="tab:blue", label="mean score")
-    ax.plot(mean[chosen], y[chosen], "D", color="tab:red", label="chosen")
+    ax.plot(mean[chosen], y[chosen], "D", color="tab:red", label="chosen" if sel.finished else "leader so far")
     ax.set_yticks(y)
     ax.set_yticklabels(table["name"].tolist())
     ax.set_xlabel("score (mean over successful evaluations)")
@@ -136,6 +136,15 @@ def _jk_scores(sel: Selection) -> np.ndarray:
     return np.asarray(scores_, dtype=float)
 
 
+def _complete_partitions(scores_: np.ndarray, minimum: int = 1) -> np.ndarray:
+    """Partitions every fold of which was scored for every candidate (a run cut short has fewer)."""
+    done = ~np.isnan(scores_).any(axis=(0, 2))
+    if done.sum() < minimum:
+        raise ValueError(f"needs at least {minimum} partition(s) with every fold scored; this run has "
+                         f"{int(done.sum())} (it was stopped early, or evaluations failed)")
+    return done
+
+
 def partition_choices(selection: Any, ax: Any = None):
     """J-K-fold: each candidate's mean score on each partition (lines), the choice of each partition circled.
 
@@ -146,9 +155,8 @@ def partition_choices(selection: Any, ax: Any = None):
 
     sel = _selection(selection)
     s = _jk_scores(sel)
-    done = ~np.isnan(s).all(axis=(0, 2))  # partitions with scores (all of them, unless the run was cut short)
-    with np.errstate(invalid="ignore"):
-        part = np.nanmean(s[:, done, :], axis=2) if done.any() else np.zeros((s.shape[0], 0))  # (C, J done)
+    done = _complete_partitions(s)
+    part = s[:, done, :].mean(axis=2)  # (C, complete partitions)
     C, J = part.shape
     ax = _axes(ax)
     x = np.flatnonzero(done) + 1
@@ -171,7 +179,8 @@ def stability(selection: Any, ax: Any = None):
     from .stability import stability_report
 
     sel = _selection(selection)
-    rep = stability_report(_jk_scores(sel), sel.candidates, random_state=sel.seed)
+    s = _jk_scores(sel)
+    rep = stability_report(s[:, _complete_partitions(s, 2), :], sel.candidates, random_state=sel.seed)
     ax = _axes(ax)
     jp = sorted(rep.subsample_disagreement)
     ax.bar(jp, [rep.subsample_disagreement[j] for j in jp], color="tab:orange")
