@@ -5,7 +5,8 @@ import importlib
 import pytest
 
 MODULES = ["certa.engine.candidates", "certa.stability", "certa.search.jkfold", "certa.search.bandit",
-           "certa.nested", "certa.simulate", "certa.strategies.progressive", "certa.search.progressive"]
+           "certa.nested", "certa.simulate", "certa.strategies.progressive", "certa.search.progressive",
+           "certa.loading"]
 
 
 @pytest.mark.parametrize("name", MODULES)
