@@ -12,7 +12,11 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'cert
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    except Exception:  # noqa: BLE001 - on a loaded machine Ray's own start-up timeout can expire: try once more
+        ray.shutdown()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
