@@ -79,7 +79,11 @@ def test_random_instances_match_slsqp_on_the_epigraph_form():
             constraints=[{"type": "eq", "fun": lambda x: x[:k].sum() - 1}]
             + [{"type": "ineq", "fun": cons, "args": (j,)} for j in others],
             options={"ftol": 1e-14, "maxiter": 1000})
-        assert res.success
+        # status 8 ("positive directional derivative for linesearch") means SLSQP cannot improve
+        # further at this ftol: accepted when the point is feasible (the value is checked below)
+        assert res.success or res.status == 8, res.message
+        assert abs(res.x[:k].sum() - 1) < 1e-9
+        assert min(cons(res.x, j) for j in others) > -1e-10
         assert 1 / t_star == pytest.approx(res.x[k], rel=1e-5)
         assert 1 / t_star >= objective(res.x[:k] / res.x[:k].sum(), mu, sigma)[0] * (1 - 1e-9)
         np.testing.assert_allclose(w.sum(), 1.0)
