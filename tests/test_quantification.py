@@ -1,4 +1,7 @@
-"""Tests for certa.quantification: quantifiers (CC, PCC, sigma rule) and the bounds."""
+"""Tests for certa.quantification: quantifiers (CC, PCC, sigma rule) and certa's own bounds.
+
+Theorem 1 of the paper (``bound="theorem1"``) is tested in tests/test_quantification_theorem1.py.
+"""
 
 from __future__ import annotations
 
@@ -103,14 +106,14 @@ def test_decision_to_proba_binary_and_one_vs_rest():
     np.testing.assert_allclose(out[1], [1 / 3, 1 / 3, 1 / 3], rtol=1e-14)  # all underflow
 
 
-def test_choose_sigma_minimises_l1_distance_to_cc():
+def test_choose_sigma_binary_minimises_max_eps():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(400, 3))
     y = (X[:, 0] + 0.8 * rng.normal(size=400) > 0.3).astype(int)
     svm = LinearSVC().fit(X, y)
     scores = svm.decision_function(rng.normal(size=(250, 3)))
     cc = np.mean(scores > 0)
-    # independent reference: the positive-class PCC is mean expit(s t); L1 = 2 |PCC - CC|
+    # independent reference: the positive-class PCC is mean expit(s t); Max_eps = |PCC - CC|
     dist = [abs(np.mean(expit(s * scores)) - cc) for s in range(1, 11)]
     assert choose_sigma(scores) == float(1 + int(np.argmin(dist)))
     with pytest.raises(ValueError, match="sigmas"):
@@ -210,8 +213,9 @@ def test_cc_gives_epsilon_zero():
     X = rng.normal(size=(200, 2))
     y = (X[:, 0] > 0).astype(int)
     clf = LogisticRegression().fit(X, y)
-    r = bounds_for_classifier(clf, rng.normal(size=(90, 2)), y, quantifier="cc")
-    assert r.epsilon == 0.0 and r.quantifier_used == "cc"
+    for bound in ("certa", "theorem1"):
+        r = bounds_for_classifier(clf, rng.normal(size=(90, 2)), y, quantifier="cc", bound=bound)
+        assert r.epsilon == 0.0 and r.quantifier_used == "cc" and r.bound_type == bound
     np.testing.assert_array_equal(r.predicted_proportions, r.cc_proportions)
 
 
@@ -226,7 +230,7 @@ def test_negative_epsilon_falls_back_to_cc():
     pred = np.array(["a"] * 7 + ["b"] * 3)
     proba = np.array([[0.6, 0.4]] * 10)
     clf = StubClassifier(["a", "b"], pred, proba=proba)
-    r = bounds_for_classifier(clf, np.zeros((10, 2)), ["a", "b"] * 50, quantifier="pcc")
+    r = bounds_for_classifier(clf, np.zeros((10, 2)), ["a", "b"] * 50, quantifier="pcc", bound="certa")
     assert r.quantifier == "pcc" and r.quantifier_used == "cc" and r.epsilon == 0.0
     np.testing.assert_allclose(r.quantified_proportions, [0.6, 0.4])
     assert r.bound == accuracy_bound([0.5, 0.5], [0.7, 0.3], 100, 0.05, 0.0, 10)

@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.svm import LinearSVC
 
 from certa.engine import Draw, FunctionEvaluator, run
-from certa.quantification import bounds_for_classifier, macro_f1_bound, accuracy_bound
+from certa.quantification import accuracy_bound, bounds_for_classifier, macro_f1_bound
 from certa.search.quantification import QuantificationBoundEvaluator, QuantificationBoundSearch, plugin_value
 from certa.strategies.one_shot import OneShot, choose_one_shot
 
@@ -56,30 +56,35 @@ class OnlyPredict(ClassifierMixin, BaseEstimator):
         return np.full(np.asarray(X).shape[0], self.classes_[0])
 
 
-def _direct(estimator, params, X, y, X_u, measure, quantifier="cc"):
+def _direct(estimator, params, X, y, X_u, measure, quantifier="cc", bound="theorem1"):
     clf = clone(estimator).set_params(**params).fit(X, y)
-    return clf, bounds_for_classifier(clf, X_u, y, quantifier=quantifier, measure=measure)
+    return clf, bounds_for_classifier(clf, X_u, y, quantifier=quantifier, measure=measure, bound=bound)
 
 
 # --------------------------------------------------------------------------- selection
+@pytest.mark.parametrize("bound", ["theorem1", "certa"])
 @pytest.mark.parametrize("measure", ["accuracy", "macro_f1"])
-def test_selection_matches_direct_bounds(data, measure):
+def test_selection_matches_direct_bounds(data, measure, bound):
     X, y, X_u = data
     est = LogisticRegression(max_iter=1000)
-    search = QuantificationBoundSearch(est, GRID, measure=measure).fit(X, y, X_unlabeled=X_u)
-    direct = [_direct(est, {"C": c}, X, y, X_u, measure) for c in GRID["C"]]
-    bounds = np.array([b.bound for _, b in direct])
-    np.testing.assert_allclose(search.bounds_["bound"], bounds, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(search.cv_results_["mean_test_score"], bounds, rtol=0, atol=1e-12)
-    assert bounds.min() < bounds.max()  # the grid really separates the candidates (C=1e-4: majority class only)
-    # the rule: highest bound; exact ties broken by the plug-in value from the CC distribution
-    plug = np.array([plugin_value(b.train_proportions, b.predicted_proportions, b.epsilon, measure)
-                     for _, b in direct])
-    top = np.flatnonzero(bounds == bounds.max())
+    search = QuantificationBoundSearch(est, GRID, measure=measure, bound=bound).fit(X, y, X_unlabeled=X_u)
+    direct = [_direct(est, {"C": c}, X, y, X_u, measure, bound=bound) for c in GRID["C"]]
+    values = np.array([b.value for _, b in direct])
+    np.testing.assert_allclose(search.bounds_["value"], values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(search.bounds_["bound"], [b.bound for _, b in direct], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], values, rtol=0, atol=1e-12)
+    assert values.min() < values.max()  # the grid really separates the candidates (C=1e-4: majority class only)
+    # the rule: highest unclipped value; exact ties broken by the point value (no confidence term)
+    plug = np.array([b.point_value for _, b in direct])
+    if bound == "certa":  # certa's point value is plugin_value of the fed distribution
+        np.testing.assert_allclose(plug, [plugin_value(b.train_proportions, b.predicted_proportions, b.epsilon,
+                                                       measure) for _, b in direct], rtol=0, atol=1e-12)
+    top = np.flatnonzero(values == values.max())
     expected = int(top[np.argmax(plug[top])])
     assert search.best_index_ == expected
     assert search.best_params_ == {"C": GRID["C"][expected]}
-    assert search.best_score_ == pytest.approx(bounds[expected], abs=1e-12)
+    assert search.best_score_ == pytest.approx(values[expected], abs=1e-12)
+    assert search.best_bound_ == pytest.approx(min(1.0, values[expected]), abs=1e-12)
     # distributions in the result are those of the direct computation
     b0 = direct[0][1]
     np.testing.assert_allclose(search.train_distribution_.to_numpy(), b0.train_proportions, atol=1e-15)
@@ -96,9 +101,12 @@ def test_both_measures_in_details_match_direct(data):
     X, y, X_u = data
     est = LogisticRegression(max_iter=1000)
     search = QuantificationBoundSearch(est, GRID, measure="accuracy").fit(X, y, X_u)
-    f1 = [_direct(est, {"C": c}, X, y, X_u, "macro_f1")[1].bound for c in GRID["C"]]
-    np.testing.assert_allclose(search.bounds_["bound_macro_f1"], f1, rtol=0, atol=1e-12)
+    f1 = [_direct(est, {"C": c}, X, y, X_u, "macro_f1")[1] for c in GRID["C"]]
+    np.testing.assert_allclose(search.bounds_["value_macro_f1"], [b.value for b in f1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(search.bounds_["bound_macro_f1"], [b.bound for b in f1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(search.bounds_["plugin_macro_f1"], [b.point_value for b in f1], rtol=0, atol=1e-12)
     np.testing.assert_allclose(search.bounds_["bound_accuracy"], search.bounds_["bound"], rtol=0, atol=0)
+    np.testing.assert_allclose(search.bounds_["value_accuracy"], search.bounds_["value"], rtol=0, atol=0)
 
 
 def test_pcc_from_decision_scores_matches_direct(data):
@@ -107,7 +115,9 @@ def test_pcc_from_decision_scores_matches_direct(data):
     search = QuantificationBoundSearch(est, GRID, measure="macro_f1", quantifier="pcc").fit(X, y, X_u)
     for i, c in enumerate(GRID["C"]):
         _, b = _direct(est, {"C": c}, X, y, X_u, "macro_f1", "pcc")
-        assert search.bounds_["bound"][i] == pytest.approx(b.bound, abs=1e-12)
+        assert search.bounds_["value"][i] == pytest.approx(b.value, abs=1e-12)
+        assert search.bounds_["epsilon_raw"][i] == pytest.approx(b.epsilon_raw, abs=1e-15)
+        assert search.bounds_["max_epsilon"][i] == pytest.approx(b.max_epsilon, abs=1e-15)
         assert search.bounds_["sigma"][i] == b.sigma
         assert search.bounds_["quantifier_used"][i] == b.quantifier_used
         assert search.bounds_["epsilon"][i] == pytest.approx(b.epsilon, abs=1e-15)
@@ -132,7 +142,7 @@ def test_evaluator_details_are_json_and_consistent(data):
     _, counts = np.unique(y, return_counts=True)
     np.testing.assert_allclose(out["train_distribution"], counts / len(y))
     assert out["n_train"] == len(y) and out["n_unlabeled"] == len(X_u)
-    assert out["score"] == out["bound"] == out["bound_accuracy"]
+    assert out["score"] == out["value"] == out["value_accuracy"] and out["bound"] == min(1.0, out["value"])
     assert payload["estimator"].predict(X_u).shape == (len(X_u),)
     with pytest.raises(ValueError, match="'full' draws"):
         ev.evaluate({"C": 1.0}, Draw(0, "fold", (0, 0)))
@@ -163,35 +173,50 @@ def test_one_shot_strategy_on_the_runner():
     assert list(sel.evaluations["seed"]) == [derive_seed(5, c) for c in range(4)]
 
 
-def test_ties_at_one_broken_by_plugin(data):
-    # huge delta-free confidence term: every accuracy bound is exactly 1; the plug-in decides
+def test_clipping_at_one_creates_no_tie(data):
+    # tiny training set: Theorem 1's accuracy term |Y| t exceeds 1, every guarantee is clipped
+    # to exactly 1; the choice is the highest unclipped value (= the highest B_A for CC)
     X, y, X_u = data
-    search = QuantificationBoundSearch(LogisticRegression(max_iter=1000), GRID).fit(X[:40], y[:40], X_u[:10])
-    assert np.all(search.bounds_["bound"] == 1.0) and search.bounds_["tied"].all()
-    plug = search.bounds_["plugin"].to_numpy()
-    assert search.best_index_ == int(np.argmax(plug))
-    by_order = QuantificationBoundSearch(LogisticRegression(max_iter=1000), GRID, tie_break="order")
-    assert by_order.fit(X[:40], y[:40], X_u[:10]).best_index_ == 0
+    search = QuantificationBoundSearch(LogisticRegression(max_iter=1000), GRID).fit(X[:40], y[:40], X_u)
+    assert np.all(search.bounds_["bound"] == 1.0)
+    values = search.bounds_["value"].to_numpy()
+    assert np.all(values > 1.0)
+    # independent reference: B_A = sum_y min(p_hat_y, q_y) from the candidates' predictions
+    classes = np.unique(y[:40])
+    p_hat = np.array([np.mean(y[:40] == c) for c in classes])
+    b_a = []
+    for c in GRID["C"]:
+        pred = LogisticRegression(max_iter=1000, C=c).fit(X[:40], y[:40]).predict(X_u)
+        b_a.append(np.minimum(p_hat, [np.mean(pred == k) for k in classes]).sum())
+    assert np.argsort(values).tolist() == np.argsort(b_a).tolist()
+    assert search.best_index_ == int(np.argmax(b_a))
+    assert int(search.bounds_["tied"].sum()) == 1
+
+
+# two candidates with identical fits (warm_start does not change a single fit): an exact tie
+TIE_GRID = {"C": [1e-4, 1.0], "warm_start": [False, True]}  # order: (1e-4,F), (1e-4,T), (1,F), (1,T)
+
+
+def test_exact_ties_broken_by_plugin_then_order(data):
+    X, y, X_u = data
+    est = LogisticRegression(max_iter=1000)
+    search = QuantificationBoundSearch(est, TIE_GRID).fit(X, y, X_u)
+    v = search.bounds_["value"].to_numpy()
+    assert v[2] == v[3] == v.max() and v[0] < v.max()
+    assert list(search.bounds_["tied"]) == [False, False, True, True]
+    assert search.best_index_ == 2  # equal point values too: grid order
+    assert QuantificationBoundSearch(est, TIE_GRID, tie_break="order").fit(X, y, X_u).best_index_ == 2
 
 
 def test_callable_tie_break_prefers_within_the_tie_only(data):
     X, y, X_u = data
     est = LogisticRegression(max_iter=1000)
-    # every bound is 1 (tiny training set): the preference alone decides, largest value wins
-    simplest = QuantificationBoundSearch(est, GRID, tie_break=lambda p: -p["C"]).fit(X[:40], y[:40], X_u[:10])
-    assert simplest.bounds_["tied"].all() and simplest.best_params_ == {"C": 1e-4}
-    assert simplest.selection_.best_index == simplest.best_index_ == 0
-    np.testing.assert_array_equal(simplest.selection_.result["tie_values"], [-c for c in GRID["C"]])
-    richest = QuantificationBoundSearch(est, GRID, tie_break=lambda p: p["C"]).fit(X[:40], y[:40], X_u[:10])
-    assert richest.best_params_ == {"C": 100.0}
-    # on the full data C = 1e-4 predicts (almost) one class: its bound is below the others'.
-    # The preference for it must not override the bound.
-    full = QuantificationBoundSearch(est, GRID, tie_break=lambda p: -p["C"]).fit(X, y, X_u)
-    b = full.bounds_["bound"].to_numpy()
-    tied = np.flatnonzero(b == b.max())
-    assert b[0] < b.max()  # the most preferred candidate is not in the tie
-    assert full.best_index_ == tied[np.argmax([-GRID["C"][i] for i in tied])]
-    assert list(full.bounds_["tied"]) == [i in tied for i in range(len(b))]
+    late = QuantificationBoundSearch(est, TIE_GRID, tie_break=lambda p: float(p["warm_start"])).fit(X, y, X_u)
+    assert late.best_index_ == late.selection_.best_index == 3
+    np.testing.assert_array_equal(late.selection_.result["tie_values"], [0.0, 1.0, 0.0, 1.0])
+    # the most regularised candidates are preferred but not in the tie: the bound decides first
+    simplest = QuantificationBoundSearch(est, TIE_GRID, tie_break=lambda p: -p["C"]).fit(X, y, X_u)
+    assert simplest.best_index_ == 2
 
 
 def test_callable_tie_break_bad_values(data):
@@ -234,7 +259,7 @@ def test_resume_from_sqlite_store(data, tmp_path):
     N_FITS["n"] = 0
     second = QuantificationBoundSearch(est, GRID, store=path).fit(X, y, X_u)
     assert N_FITS["n"] == 2 and second.selection_.n_reused == 2
-    np.testing.assert_array_equal(second.bounds_["bound"], first.bounds_["bound"])
+    np.testing.assert_array_equal(second.bounds_["value"], first.bounds_["value"])
     assert second.best_index_ == first.best_index_
     # a complete store: nothing is fitted again, not even the winner (its model is in the store)
     N_FITS["n"] = 0
@@ -271,6 +296,8 @@ def test_bad_input(data):
         QuantificationBoundSearch(est, GRID, delta=1.0).fit(X, y, X_u)
     with pytest.raises(ValueError, match="tie_break"):
         QuantificationBoundSearch(est, GRID, tie_break="random").fit(X, y, X_u)
+    with pytest.raises(ValueError, match="bound"):
+        QuantificationBoundSearch(est, GRID, bound="paper").fit(X, y, X_u)
     with pytest.raises(TypeError, match="classifier"):
         QuantificationBoundSearch(Ridge(), {"alpha": [1.0]}).fit(X, y, X_u)
     with pytest.raises(ValueError, match="different numbers of samples"):
@@ -289,7 +316,7 @@ def test_same_result_with_one_and_two_workers(data):
     est = LinearSVC(random_state=0)
     one = QuantificationBoundSearch(est, GRID, quantifier="pcc", n_jobs=1).fit(X, y, X_u)
     two = QuantificationBoundSearch(est, GRID, quantifier="pcc", n_jobs=2).fit(X, y, X_u)
-    np.testing.assert_array_equal(one.bounds_["bound"], two.bounds_["bound"])
+    np.testing.assert_array_equal(one.bounds_["value"], two.bounds_["value"])
     np.testing.assert_array_equal(one.bounds_["plugin"], two.bounds_["plugin"])
     assert one.best_index_ == two.best_index_
     np.testing.assert_array_equal(one.best_estimator_.coef_, two.best_estimator_.coef_)

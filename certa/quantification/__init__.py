@@ -1,19 +1,33 @@
 """Quantification (CC, PCC) and quantification-based upper bounds for model selection.
 
-After Balikas et al., IDA 2015; the bounds are a reconstruction proven from first
-principles, see ``docs/quantification.md``.
+After Balikas et al., IDA 2015: ``bound="theorem1"`` is the paper's Theorem 1 and
+Algorithm 1 to the letter; ``bound="certa"`` is certa's own, proven and tighter
+reconstruction. See ``docs/quantification.md``.
 """
 
 from .bounds import (
+    BOUNDS,
+    Quantification,
     QuantificationBound,
     accuracy_bound,
+    algorithm1_epsilon,
+    bound_from_quantification,
     bounds_for_classifier,
     l1_confidence_radius,
     macro_f1_bound,
     macro_precision_bound,
     macro_recall_bound,
+    max_epsilon,
     quantification_epsilon,
+    quantify_classifier,
     resolve_quantifier,
+    theorem1_accuracy_bound,
+    theorem1_bounds,
+    theorem1_confidence_term,
+    theorem1_macro_f1_bound,
+    theorem1_macro_precision_bound,
+    theorem1_macro_recall_bound,
+    theorem1_point_values,
     true_proportion_intervals,
 )
 from .quantifiers import (
@@ -25,8 +39,12 @@ from .quantifiers import (
 )
 
 __all__ = [
+    "BOUNDS",
+    "Quantification",
     "QuantificationBound",
     "accuracy_bound",
+    "algorithm1_epsilon",
+    "bound_from_quantification",
     "bounds_for_classifier",
     "choose_sigma",
     "classify_and_count",
@@ -35,9 +53,18 @@ __all__ = [
     "macro_f1_bound",
     "macro_precision_bound",
     "macro_recall_bound",
+    "max_epsilon",
     "predictions_from_decision",
     "probabilistic_classify_and_count",
     "quantification_epsilon",
+    "quantify_classifier",
     "resolve_quantifier",
+    "theorem1_accuracy_bound",
+    "theorem1_bounds",
+    "theorem1_confidence_term",
+    "theorem1_macro_f1_bound",
+    "theorem1_macro_precision_bound",
+    "theorem1_macro_recall_bound",
+    "theorem1_point_values",
     "true_proportion_intervals",
 ]

@@ -1,20 +1,27 @@
 """Upper bounds on a classifier's accuracy and macro measures from unlabeled data.
 
 After Balikas, Partalas, Gaussier, Babbar, Amini, "Efficient Model Selection for
-Regularized Classification by Exploiting Unlabeled Data", IDA 2015 (LNCS 9385, 25-36).
+Regularized Classification by Exploiting Unlabeled Data", IDA 2015 (LNCS 9385, 25-36),
+text in ``../shared/papers/balikas2015-quantification-bounds.txt``. Two families:
 
-RECONSTRUCTION. The paper's Theorem 1 and Algorithm 1 could not be read (only its
-abstract, introduction and first slides were reachable; what they say is quoted in
-``docs/quantification.md``), so the bounds here are derived from first
-principles following the paper's idea, and proven below and in ``docs/quantification.md``.
-They are not claimed to be the paper's exact formulas.
+``bound="theorem1"`` (the default everywhere): the paper's Theorem 1, inequalities (1)-(3),
+and Algorithm 1's epsilon (steps 3-6), to the letter: :func:`theorem1_confidence_term`,
+:func:`theorem1_point_values`, :func:`theorem1_accuracy_bound`,
+:func:`theorem1_macro_precision_bound`, :func:`theorem1_macro_recall_bound`,
+:func:`theorem1_macro_f1_bound`, :func:`algorithm1_epsilon`, :func:`max_epsilon`.
 
-Setting: classes ``1..K``; a labelled training set of ``N`` examples with class
-proportions ``p_hat``; an unlabeled set ``S`` of ``M`` examples whose true (unknown)
-proportions are ``pi``; a classifier ``h`` (trained on anything, e.g. the training set)
-whose hard predictions on ``S`` have proportions ``q`` (Classify and Count).
-Assumption A: the training labels and the labels of ``S`` are i.i.d. draws from one
-class distribution (no prior shift); ``S`` may have any size.
+``bound="certa"``: certa's own bounds, written before the paper's text was available and
+proven from first principles (``docs/quantification.md``): the same deterministic caps with
+confidence terms that are proven for the realised labels of ``S`` and much tighter in
+accuracy (an L1 Hoeffding radius instead of ``|Y| (t + eps)``) -- :func:`accuracy_bound`,
+:func:`macro_precision_bound`, :func:`macro_recall_bound`, :func:`macro_f1_bound`,
+:func:`quantification_epsilon`, :func:`resolve_quantifier`.
+
+Setting of certa's bounds: classes ``1..K``; a labelled training set of ``N`` examples with
+class proportions ``p_hat``; an unlabeled set ``S`` of ``M`` examples whose true (unknown)
+proportions are ``pi``; a classifier ``h`` whose hard predictions on ``S`` have proportions
+``q`` (Classify and Count). Assumption A: the training labels and the labels of ``S`` are
+i.i.d. draws from one class distribution (no prior shift); ``S`` may have any size.
 
 Deterministic facts (no probability): with ``TP_y <= min(M pi_y, M q_y)``,
 accuracy ``<= sum_y min(pi_y, q_y) = 1 - ||pi - q||_1 / 2``,
@@ -51,7 +58,22 @@ __all__ = [
     "quantification_epsilon",
     "resolve_quantifier",
     "bounds_for_classifier",
+    "theorem1_confidence_term",
+    "theorem1_point_values",
+    "theorem1_accuracy_bound",
+    "theorem1_macro_precision_bound",
+    "theorem1_macro_recall_bound",
+    "theorem1_macro_f1_bound",
+    "theorem1_bounds",
+    "algorithm1_epsilon",
+    "max_epsilon",
+    "BOUNDS",
+    "Quantification",
+    "quantify_classifier",
+    "bound_from_quantification",
 ]
+
+BOUNDS = ("theorem1", "certa")
 
 Measure = Literal["accuracy", "macro_precision", "macro_recall", "macro_f1"]
 _MEASURES = ("accuracy", "macro_precision", "macro_recall", "macro_f1")
@@ -104,6 +126,269 @@ def _train_counts(train_proportions: np.ndarray, n_train: int) -> np.ndarray:
             "(train_proportions * n_train must be whole counts)"
         )
     return rounded.astype(np.int64)
+
+
+# ------------------------------------------------------------------ Theorem 1 (the paper)
+def _check_delta_theorem1(delta: float) -> float:
+    d = float(delta)
+    if not (0.0 < d <= 1.0):
+        raise ValueError(f"delta: expected a number in ]0, 1] (Theorem 1), got {delta!r}")
+    return d
+
+
+def _check_theorem1_epsilon(epsilon: float) -> float:
+    e = float(epsilon)
+    if not np.isfinite(e) or e < 0:
+        raise ValueError(
+            f"epsilon: expected a finite number >= 0, got {epsilon!r} (Algorithm 1 step 6: a "
+            "negative epsilon means falling back to CC with epsilon = 0)"
+        )
+    return e
+
+
+def _theorem1_inputs(train_proportions, quantified_proportions, epsilon):
+    p = _check_proportions(train_proportions, "train_proportions")
+    q = _check_proportions(quantified_proportions, "quantified_proportions", p.size)
+    return p, q, _check_theorem1_epsilon(epsilon)
+
+
+def theorem1_confidence_term(n_classes: int, n_train: int, delta: float = 0.05) -> float:
+    """Theorem 1's confidence term ``t = sqrt((log|Y| + log(1/delta)) / (2N))``.
+
+    From the proof sketch: Hoeffding's inequality for each class, union bound over the
+    ``|Y|`` classes, "with probability at least (1 - delta): for all y,
+    p_y <= p_hat_y + sqrt((log|Y| + log(1/delta)) / (2N))" (natural logarithms).
+
+    Parameters
+    ----------
+    n_classes : int
+        ``|Y|`` (>= 2).
+    n_train : int
+        ``N``, the size of the labelled training set ``S_train``.
+    delta : float in ]0, 1]
+
+    Examples
+    --------
+    >>> round(theorem1_confidence_term(3, 200, 0.05), 12)  # sqrt(log(60) / 400)
+    0.10117243402
+    """
+    k = _check_count(n_classes, "n_classes")
+    if k < 2:
+        raise ValueError(f"n_classes: expected at least 2 classes, got {k}")
+    n = _check_count(n_train, "n_train")
+    d = _check_delta_theorem1(delta)
+    return float(np.sqrt((np.log(k) + np.log(1.0 / d)) / (2.0 * n)))
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    # 0/0 happens only for a class with den = 0 (never predicted with epsilon = 0, or absent
+    # from the training set); its precision (recall) is undefined: 1 bounds it under any
+    # zero-division convention.
+    safe = np.where(den > 0, den, 1.0)
+    return np.where(den > 0, num / safe, 1.0)
+
+
+def theorem1_point_values(train_proportions, quantified_proportions, epsilon: float = 0.0) -> dict[str, float]:
+    """``B_A``, ``B_MaP(eps)``, ``B_MaR(eps)`` and ``2 B_MaP B_MaR / (B_MaP + B_MaR)`` of Theorem 1.
+
+    The paper's definitions (``|S|`` cancels, so proportions are enough)::
+
+        B_A          = sum_y min{p_hat_y |S|, p_bar_y |S|} / |S|
+        B_MaP(eps)   = 1/|Y| sum_y (min{p_hat_y |S|, p_bar_y |S|} + |S| eps) / (p_bar_y |S| + |S| eps)
+        B_MaR(eps)   = 1/|Y| sum_y (min{p_hat_y |S|, p_bar_y |S|} + |S| eps) / (p_hat_y |S| + |S| eps)
+        macro_f1     = 2 B_MaP(eps) B_MaR(eps) / (B_MaP(eps) + B_MaR(eps))
+
+    (the paper prints ``p_hat_y^{C(S)}`` in B_MaR's denominator; recall divides by the class
+    size, estimated by the training prior ``p_hat_y``). ``p_hat`` are the training priors
+    ``N_y / N``, ``p_bar`` the quantified proportions of ``C`` on ``S`` (CC: ``M_y / |S|``).
+    A term whose denominator is 0 (a class never predicted, with eps = 0) is 1. Note that
+    ``epsilon`` enters ``B_A`` only through inequality (1), see :func:`theorem1_accuracy_bound`.
+
+    Returns
+    -------
+    dict with keys ``"accuracy"`` (B_A), ``"macro_precision"``, ``"macro_recall"``, ``"macro_f1"``.
+
+    Examples
+    --------
+    >>> v = theorem1_point_values([.5, .5], [.8, .2])
+    >>> v["accuracy"], v["macro_precision"], v["macro_recall"]  # .5 + .2; (.5/.8 + 1)/2; (1 + .4)/2
+    (0.7, 0.8125, 0.7)
+    """
+    p, q, eps = _theorem1_inputs(train_proportions, quantified_proportions, epsilon)
+    m = np.minimum(p, q)
+    b_map = float(np.mean(_ratio(m + eps, q + eps)))
+    b_mar = float(np.mean(_ratio(m + eps, p + eps)))
+    return {"accuracy": float(m.sum()), "macro_precision": b_map, "macro_recall": b_mar,
+            "macro_f1": _harmonic(b_map, b_mar)}
+
+
+def theorem1_accuracy_bound(
+    train_proportions, quantified_proportions, n_train: int, delta: float = 0.05, epsilon: float = 0.0
+) -> float:
+    """Inequality (1) of Theorem 1, unclipped.
+
+    ``A^{C(S)} <= B_A^{C(S)} + |Y| ( sqrt((log|Y| + log(1/delta)) / (2N)) + eps )`` (1)
+
+    with probability at least ``1 - delta``. The value is returned as computed, possibly
+    above 1: selection ranks candidates on it (Algorithm 1 step 10), and for CC the added
+    term is the same for every candidate, so the ranking is that of ``B_A``; the guarantee
+    is ``min(1, value)``. With many classes ``|Y| t`` is large (58 classes, ``N = 12138``,
+    ``delta = 0.05``: 0.989), so the clipped guarantee is 1 for nearly every classifier.
+
+    Examples
+    --------
+    >>> # B_A = .5 + .2 = .7, |Y| = 2, t = sqrt(log(2 / .05) / 200) = .135810
+    >>> round(theorem1_accuracy_bound([.5, .5], [.8, .2], 100), 6)
+    0.97162
+    """
+    p, q, eps = _theorem1_inputs(train_proportions, quantified_proportions, epsilon)
+    t = theorem1_confidence_term(p.size, n_train, delta)
+    return float(np.minimum(p, q).sum() + p.size * (t + eps))
+
+
+def theorem1_macro_precision_bound(
+    train_proportions, quantified_proportions, n_train: int, delta: float = 0.05, epsilon: float = 0.0
+) -> float:
+    """Inequality (2) of Theorem 1 for macro-precision, unclipped.
+
+    ``MaP^{C(S)} <= B_MaP^{C(S)}(eps) + sqrt((log|Y| + log(1/delta)) / (2N))`` (2)
+
+    ``B_MaP`` as in :func:`theorem1_point_values`.
+
+    Examples
+    --------
+    >>> round(theorem1_macro_precision_bound([.5, .5], [.8, .2], 10**16), 6)  # (.5/.8 + 1)/2 + ~0
+    0.8125
+    """
+    p, q, eps = _theorem1_inputs(train_proportions, quantified_proportions, epsilon)
+    return theorem1_point_values(p, q, eps)["macro_precision"] + theorem1_confidence_term(p.size, n_train, delta)
+
+
+def theorem1_macro_recall_bound(
+    train_proportions, quantified_proportions, n_train: int, delta: float = 0.05, epsilon: float = 0.0
+) -> float:
+    """Inequality (2) of Theorem 1 for macro-recall, unclipped.
+
+    ``MaR^{C(S)} <= B_MaR^{C(S)}(eps) + sqrt((log|Y| + log(1/delta)) / (2N))`` (2)
+
+    ``B_MaR`` as in :func:`theorem1_point_values`.
+
+    Examples
+    --------
+    >>> round(theorem1_macro_recall_bound([.5, .5], [.8, .2], 10**16), 6)  # (1 + .2/.5)/2 + ~0
+    0.7
+    """
+    p, q, eps = _theorem1_inputs(train_proportions, quantified_proportions, epsilon)
+    return theorem1_point_values(p, q, eps)["macro_recall"] + theorem1_confidence_term(p.size, n_train, delta)
+
+
+def theorem1_macro_f1_bound(
+    train_proportions, quantified_proportions, n_train: int, delta: float = 0.05, epsilon: float = 0.0
+) -> float:
+    """Inequality (3) of Theorem 1, unclipped.
+
+    ``MaF^{C(S)} <= 2 B_MaP(eps) B_MaR(eps) / (B_MaP(eps) + B_MaR(eps))
+    + sqrt((log|Y| + log(1/delta)) / (2N))`` (3)
+
+    The paper's macro-F1 is the F1 of macro-precision and macro-recall (its bound is their
+    harmonic mean), not scikit-learn's mean of per-class F1 (``f1_score(average="macro")``),
+    which is never larger (``H`` is concave).
+
+    Examples
+    --------
+    >>> round(theorem1_macro_f1_bound([.5, .5], [.8, .2], 10**16), 6)  # H(.8125, .7)
+    0.752066
+    """
+    p, q, eps = _theorem1_inputs(train_proportions, quantified_proportions, epsilon)
+    return theorem1_point_values(p, q, eps)["macro_f1"] + theorem1_confidence_term(p.size, n_train, delta)
+
+
+def max_epsilon(quantified_proportions, cc_proportions) -> float:
+    """``Max_eps = max_y |p_bar_y - M_y / |S||``: the quantifier's error against CC (Table 2).
+
+    The smallest ``eps`` for which Theorem 1's quantification assumption
+    ``for all y: |p_bar_y - M_y/|S|| <= eps`` holds. 0 for CC.
+
+    Examples
+    --------
+    >>> round(max_epsilon([.6, .3, .1], [.7, .3, .0]), 12)
+    0.1
+    """
+    q = _check_proportions(quantified_proportions, "quantified_proportions")
+    cc = _check_proportions(cc_proportions, "cc_proportions", q.size)
+    return float(np.max(np.abs(q - cc)))
+
+
+def algorithm1_epsilon(train_proportions, quantified_proportions, cc_proportions) -> float:
+    """Algorithm 1, step 5, as printed: ``eps = max_y min{p_hat_y, p_bar_y} - |p_bar_y - M_y/|S||``.
+
+    Read with ``max_y`` over the whole expression (``y`` is bound by it):
+    ``eps = max_y ( min{p_hat_y, p_bar_y} - |p_bar_y - M_y/|S|| )``. Step 6: if ``eps < 0``,
+    fall back to CC (``eps = 0``, step 4). This ``eps`` is not ``Max_eps``
+    (:func:`max_epsilon`) and need not satisfy the theorem's assumption
+    ``|p_bar_y - M_y/|S|| <= eps`` for every ``y``: it is large (about the largest class
+    prior) whenever some class is quantified well. The paper's experiments select with CC.
+
+    Examples
+    --------
+    >>> # min(p_hat, p_bar) - |p_bar - cc| per class: .5 - .1, .3 - 0, .1 - .1 -> max .4
+    >>> round(algorithm1_epsilon([.5, .3, .2], [.6, .3, .1], [.7, .3, .0]), 12)
+    0.4
+    """
+    p = _check_proportions(train_proportions, "train_proportions")
+    q = _check_proportions(quantified_proportions, "quantified_proportions", p.size)
+    cc = _check_proportions(cc_proportions, "cc_proportions", p.size)
+    return float(np.max(np.minimum(p, q) - np.abs(q - cc)))
+
+
+def theorem1_bounds(
+    train_proportions,
+    cc_proportions,
+    quantified_proportions,
+    n_train: int,
+    delta: float = 0.05,
+    quantifier: Literal["cc", "pcc"] = "cc",
+) -> dict[str, object]:
+    """Algorithm 1 steps 3-8 for one classifier: epsilon, fallback, all four bounds.
+
+    Step 4: CC sets ``eps = 0``. Step 5: any other quantifier sets ``eps`` by
+    :func:`algorithm1_epsilon`. Step 6: ``eps < 0`` falls back to CC (its proportions,
+    ``eps = 0``). Steps 7-8: inequalities (1)-(3) (and (2) for macro-P / macro-R).
+
+    Returns
+    -------
+    dict with ``"values"`` (unclipped bounds, keys as :data:`_MEASURES`), ``"point"``
+    (:func:`theorem1_point_values`, the bounds without confidence terms), ``"epsilon"``,
+    ``"epsilon_step5"`` (before the fallback; 0.0 for CC), ``"fell_back"``, ``"proportions"``
+    (what the bounds used), ``"t"``.
+
+    Examples
+    --------
+    >>> r = theorem1_bounds([.5, .5], [.7, .3], [.7, .3], 10**16)
+    >>> r["epsilon"], r["fell_back"], round(r["values"]["accuracy"], 6)
+    (0.0, False, 0.8)
+    """
+    if quantifier not in ("cc", "pcc"):
+        raise ValueError(f"quantifier: expected 'cc' or 'pcc', got {quantifier!r}")
+    p = _check_proportions(train_proportions, "train_proportions")
+    cc = _check_proportions(cc_proportions, "cc_proportions", p.size)
+    qq = _check_proportions(quantified_proportions, "quantified_proportions", p.size)
+    if quantifier == "cc":
+        q, eps, eps5, fell_back = cc, 0.0, 0.0, False
+    else:
+        eps5 = algorithm1_epsilon(p, qq, cc)
+        fell_back = eps5 < 0
+        q, eps = (cc, 0.0) if fell_back else (qq, eps5)
+    t = theorem1_confidence_term(p.size, n_train, delta)
+    point = theorem1_point_values(p, q, eps)
+    values = {
+        "accuracy": point["accuracy"] + p.size * (t + eps),
+        "macro_precision": point["macro_precision"] + t,
+        "macro_recall": point["macro_recall"] + t,
+        "macro_f1": point["macro_f1"] + t,
+    }
+    return {"values": values, "point": point, "epsilon": float(eps), "epsilon_step5": float(eps5),
+            "fell_back": bool(fell_back), "proportions": np.asarray(q, dtype=float), "t": t}
 
 
 # --------------------------------------------------------------------- confidence terms
@@ -388,8 +673,13 @@ class QuantificationBound:
     ----------
     measure : str
         ``"accuracy"``, ``"macro_precision"``, ``"macro_recall"`` or ``"macro_f1"``.
+    bound_type : str
+        ``"theorem1"`` (the paper's Theorem 1) or ``"certa"`` (certa's own bounds).
+    value : float
+        The bound as computed, unclipped (Theorem 1's can exceed 1): what selection ranks.
     bound : float
-        The upper bound; holds with probability >= ``1 - delta`` under assumption A.
+        The guarantee, ``min(1, value)``; holds with probability >= ``1 - delta`` under the
+        bound family's assumptions.
     quantifier : str
         Requested quantifier, ``"cc"`` or ``"pcc"``.
     quantifier_used : str
@@ -397,17 +687,26 @@ class QuantificationBound:
     classes : numpy.ndarray
         Class labels, the order of every proportion array.
     predicted_proportions : numpy.ndarray
-        Quantified distribution fed to the bound.
+        Quantified distribution fed to the bound (after any fallback).
     cc_proportions : numpy.ndarray
-        Hard-prediction (CC) proportions on the unlabeled set.
+        Hard-prediction (CC) proportions ``M_y / |S|`` on the unlabeled set.
     quantified_proportions : numpy.ndarray
         Output of the requested quantifier (before any fallback).
     train_proportions : numpy.ndarray
         Training class distribution ``p_hat``.
     epsilon : float
         Quantifier slack used (0 for CC or after fallback).
+    epsilon_raw : float
+        Epsilon before the fallback (Theorem 1: Algorithm 1 step 5; certa: the signed
+        :func:`quantification_epsilon`); 0 for CC.
+    max_epsilon : float
+        ``Max_eps = max_y |p_bar_y - M_y/|S||`` of the requested quantifier (0 for CC).
+    point_value : float
+        The bound without its confidence term (Theorem 1: ``B_A`` or the ``B_MaP``, ``B_MaR``,
+        harmonic value at the epsilon used; certa: :func:`certa.search.quantification.plugin_value`).
     confidence_term : float
-        ``lambda`` (accuracy) or the largest half-width of ``[L_y, U_y]`` (macro).
+        Theorem 1: ``t``; certa: ``lambda`` (accuracy) or the largest half-width of
+        ``[L_y, U_y]`` (macro).
     delta, n_train, n_unlabeled, sigma
         Confidence parameter, sizes, and the logistic slope (None unless PCC was computed
         from decision scores).
@@ -428,6 +727,35 @@ class QuantificationBound:
     n_train: int
     n_unlabeled: int
     sigma: float | None = None
+    bound_type: str = "theorem1"
+    value: float = float("nan")
+    epsilon_raw: float = 0.0
+    max_epsilon: float = 0.0
+    point_value: float = float("nan")
+
+
+@dataclass(frozen=True)
+class Quantification:
+    """What a fitted classifier's predictions on ``S`` say, before any bound is computed.
+
+    Attributes
+    ----------
+    classes, train_proportions, cc_proportions, quantified_proportions
+        As in :class:`QuantificationBound` (``quantified_proportions`` is CC's for CC).
+    quantifier : str
+    sigma : float or None
+        Logistic slope chosen by :func:`certa.quantification.choose_sigma` (PCC from scores).
+    n_train, n_unlabeled : int
+    """
+
+    classes: np.ndarray
+    train_proportions: np.ndarray
+    cc_proportions: np.ndarray
+    quantified_proportions: np.ndarray
+    quantifier: str
+    sigma: float | None
+    n_train: int
+    n_unlabeled: int
 
 
 def _n_samples(X) -> int:
@@ -440,53 +768,29 @@ def _n_samples(X) -> int:
         raise TypeError(f"X_unlabeled: expected an array-like of examples, got {type(X).__name__}") from None
 
 
-def bounds_for_classifier(
+def quantify_classifier(
     fitted_clf,
     X_unlabeled,
     train_labels,
     quantifier: Literal["cc", "pcc"] = "cc",
-    measure: Measure = "accuracy",
-    delta: float = 0.05,
     sigmas=range(1, 11),
-) -> QuantificationBound:
-    """Quantification bound of a fitted classifier from an unlabeled set.
+) -> Quantification:
+    """Algorithm 1 step 3: quantify a fitted classifier on ``S`` (CC and, if asked, PCC).
 
-    CC counts ``predict``; PCC averages ``predict_proba`` when the classifier has it,
-    else maps ``decision_function`` through the logistic with :func:`choose_sigma`.
-
-    Parameters
-    ----------
-    fitted_clf : fitted scikit-learn style classifier
-        Needs ``classes_`` and ``predict``; PCC also ``predict_proba`` or
-        ``decision_function``.
-    X_unlabeled : array-like or sparse matrix, shape (M, d)
-        The unlabeled set ``S`` (M >= 1, ``d == fitted_clf.n_features_in_`` when known).
-    train_labels : array-like (N,)
-        Labels of the training set (all labelled data), values in ``classes_``.
-    quantifier : {"cc", "pcc"}
-    measure : {"accuracy", "macro_precision", "macro_recall", "macro_f1"}
-    delta : float in (0, 1)
-    sigmas : iterable of float
-        Candidate logistic slopes for decision scores.
-
-    Returns
-    -------
-    QuantificationBound
+    CC counts ``predict``; PCC averages ``predict_proba`` when the classifier has it, else
+    maps ``decision_function`` through the logistic ``1 / (1 + exp(-sigma t))`` with the
+    ``sigma`` in ``sigmas`` of lowest ``Max_eps`` (:func:`certa.quantification.choose_sigma`,
+    section 5 of the paper). Arguments as :func:`bounds_for_classifier`.
 
     Examples
     --------
     >>> from sklearn.linear_model import LogisticRegression
     >>> X = np.array([[0.], [1.], [2.], [3.]]); y = np.array([0, 0, 1, 1])
-    >>> clf = LogisticRegression().fit(X, y)
-    >>> r = bounds_for_classifier(clf, X, y, quantifier="cc", measure="accuracy")
-    >>> r.bound  # predictions match p_hat exactly: nothing to exclude
-    1.0
+    >>> quantify_classifier(LogisticRegression().fit(X, y), X, y).cc_proportions
+    array([0.5, 0.5])
     """
     if quantifier not in ("cc", "pcc"):
         raise ValueError(f"quantifier: expected 'cc' or 'pcc', got {quantifier!r}")
-    if measure not in _MEASURES:
-        raise ValueError(f"measure: expected one of {_MEASURES}, got {measure!r}")
-    d = _check_delta(delta)
     if not hasattr(fitted_clf, "predict"):
         raise TypeError(f"fitted_clf: expected a classifier with predict, got {type(fitted_clf).__name__}")
     classes = getattr(fitted_clf, "classes_", None)
@@ -516,7 +820,6 @@ def bounds_for_classifier(
         p_hat = classify_and_count(y_train, classes)
     except ValueError as exc:
         raise ValueError(str(exc).replace("y_pred", "train_labels")) from None
-    n = int(y_train.size)
 
     q_cc = classify_and_count(fitted_clf.predict(X_unlabeled), classes)
     sigma = None
@@ -539,34 +842,148 @@ def bounds_for_classifier(
         raise ValueError(
             f"fitted_clf: probabilities/scores have {q_quant.size} columns for {classes.size} classes"
         )
+    return Quantification(classes=classes, train_proportions=p_hat, cc_proportions=q_cc,
+                          quantified_proportions=q_quant, quantifier=quantifier, sigma=sigma,
+                          n_train=int(y_train.size), n_unlabeled=int(m))
 
-    q_used, eps, fell_back = resolve_quantifier(p_hat, q_cc, q_quant, measure)
-    if measure == "accuracy":
-        value = accuracy_bound(p_hat, q_used, n, d, eps, m)
-        conf = l1_confidence_radius(classes.size, n, d, m)
+
+def bound_from_quantification(
+    quant: Quantification,
+    measure: Measure = "accuracy",
+    delta: float = 0.05,
+    bound: Literal["theorem1", "certa"] = "theorem1",
+) -> QuantificationBound:
+    """Algorithm 1 steps 4-8 (``bound="theorem1"``) or certa's bound for one measure.
+
+    Examples
+    --------
+    >>> q = Quantification(np.array([0, 1]), np.array([.5, .5]), np.array([.8, .2]),
+    ...                    np.array([.8, .2]), "cc", None, 10**16, 10)
+    >>> r = bound_from_quantification(q, "accuracy")
+    >>> round(r.value, 6), round(r.bound, 6), round(r.point_value, 12)  # B_A = .5 + .2, t ~ 1e-8
+    (0.7, 0.7, 0.7)
+    """
+    if measure not in _MEASURES:
+        raise ValueError(f"measure: expected one of {_MEASURES}, got {measure!r}")
+    if bound not in BOUNDS:
+        raise ValueError(f"bound: expected one of {BOUNDS}, got {bound!r}")
+    d = _check_delta(delta)
+    p_hat, q_cc, q_quant = quant.train_proportions, quant.cc_proportions, quant.quantified_proportions
+    n, m, k = quant.n_train, quant.n_unlabeled, quant.classes.size
+    max_eps = 0.0 if quant.quantifier == "cc" else max_epsilon(q_quant, q_cc)
+    if bound == "theorem1":
+        r = theorem1_bounds(p_hat, q_cc, q_quant, n, d, quant.quantifier)
+        value, point = r["values"][measure], r["point"][measure]
+        q_used, eps, eps_raw, fell_back, conf = r["proportions"], r["epsilon"], r["epsilon_step5"], r["fell_back"], r["t"]
+        guarantee = min(1.0, value)
     else:
-        fn = {
-            "macro_precision": macro_precision_bound,
-            "macro_recall": macro_recall_bound,
-            "macro_f1": macro_f1_bound,
-        }[measure]
-        value = fn(p_hat, q_used, n, d, eps, m)
-        lo, hi = true_proportion_intervals(p_hat, n, d, m)
-        conf = float(np.max(hi - lo) / 2.0)
+        eps_raw = 0.0 if quant.quantifier == "cc" else quantification_epsilon(p_hat, q_cc, q_quant, measure)
+        q_used, eps, fell_back = resolve_quantifier(p_hat, q_cc, q_quant, measure)
+        if measure == "accuracy":
+            lam = l1_confidence_radius(k, n, d, m)
+            gap = float(np.abs(p_hat - q_used).sum())
+            value = 1.0 - (gap - eps - lam) / 2.0  # = accuracy_bound without its clip at 1
+            guarantee = accuracy_bound(p_hat, q_used, n, d, eps, m)
+            point = 1.0 - max(0.0, gap - eps) / 2.0
+            conf = lam
+        else:
+            fn = {"macro_precision": macro_precision_bound, "macro_recall": macro_recall_bound,
+                  "macro_f1": macro_f1_bound}[measure]
+            value = guarantee = fn(p_hat, q_used, n, d, eps, m)
+            point = _certa_point_macro(p_hat, q_used, eps, measure)
+            lo, hi = true_proportion_intervals(p_hat, n, d, m)
+            conf = float(np.max(hi - lo) / 2.0)
     return QuantificationBound(
         measure=measure,
-        bound=value,
-        quantifier=quantifier,
-        quantifier_used="cc" if (quantifier == "cc" or fell_back) else quantifier,
-        classes=classes,
+        bound=float(guarantee),
+        quantifier=quant.quantifier,
+        quantifier_used="cc" if (quant.quantifier == "cc" or fell_back) else quant.quantifier,
+        classes=quant.classes,
         predicted_proportions=np.asarray(q_used, dtype=float),
         cc_proportions=q_cc,
         quantified_proportions=q_quant,
         train_proportions=p_hat,
-        epsilon=eps,
-        confidence_term=conf,
+        epsilon=float(eps),
+        confidence_term=float(conf),
         delta=d,
         n_train=n,
         n_unlabeled=m,
-        sigma=sigma,
+        sigma=quant.sigma,
+        bound_type=bound,
+        value=float(value),
+        epsilon_raw=float(eps_raw),
+        max_epsilon=float(max_eps),
+        point_value=float(point),
     )
+
+
+def _certa_point_macro(p, q, eps, measure):
+    """certa's macro caps with ``pi`` replaced by ``p_hat`` (no confidence term)."""
+    q_lo = np.maximum(q - eps / 2.0, 0.0)
+    q_hi = np.minimum(q + eps / 2.0, 1.0)
+    prec = np.where(q_lo > 0, np.minimum(1.0, p / np.where(q_lo > 0, q_lo, 1.0)), 1.0)
+    rec = np.where(p > 0, np.minimum(1.0, q_hi / np.where(p > 0, p, 1.0)), 1.0)
+    if measure == "macro_precision":
+        return float(prec.mean())
+    if measure == "macro_recall":
+        return float(rec.mean())
+    return float(np.mean([_harmonic(a, b) for a, b in zip(prec, rec)]))
+
+
+def bounds_for_classifier(
+    fitted_clf,
+    X_unlabeled,
+    train_labels,
+    quantifier: Literal["cc", "pcc"] = "cc",
+    measure: Measure = "accuracy",
+    delta: float = 0.05,
+    sigmas=range(1, 11),
+    bound: Literal["theorem1", "certa"] = "theorem1",
+) -> QuantificationBound:
+    """Quantification bound of a fitted classifier from an unlabeled set.
+
+    ``bound="theorem1"``: Algorithm 1 steps 3-8 of the paper (quantify; eps = 0 for CC,
+    step 5's eps for PCC, fallback to CC when it is negative; inequality (1), (2) or (3)).
+    ``bound="certa"``: certa's own bounds (module docstring). CC counts ``predict``; PCC
+    averages ``predict_proba`` when the classifier has it, else maps ``decision_function``
+    through the logistic with the ``sigma`` of lowest ``Max_eps`` (:func:`choose_sigma`).
+
+    Parameters
+    ----------
+    fitted_clf : fitted scikit-learn style classifier
+        Needs ``classes_`` and ``predict``; PCC also ``predict_proba`` or
+        ``decision_function``.
+    X_unlabeled : array-like or sparse matrix, shape (M, d)
+        The unlabeled set ``S`` (M >= 1, ``d == fitted_clf.n_features_in_`` when known).
+    train_labels : array-like (N,)
+        Labels of the training set (all labelled data), values in ``classes_``.
+    quantifier : {"cc", "pcc"}
+    measure : {"accuracy", "macro_precision", "macro_recall", "macro_f1"}
+    delta : float in (0, 1)
+    sigmas : iterable of float
+        Candidate logistic slopes for decision scores.
+    bound : {"theorem1", "certa"}, default "theorem1"
+
+    Returns
+    -------
+    QuantificationBound
+        ``value`` unclipped (rank on it), ``bound = min(1, value)``.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X = np.array([[0.], [1.], [2.], [3.]]); y = np.array([0, 0, 1, 1])
+    >>> clf = LogisticRegression().fit(X, y)
+    >>> r = bounds_for_classifier(clf, X, y, quantifier="cc", measure="accuracy")
+    >>> r.bound, round(r.point_value, 12)  # predictions match p_hat: B_A = 1, clipped guarantee 1
+    (1.0, 1.0)
+    """
+    if quantifier not in ("cc", "pcc"):
+        raise ValueError(f"quantifier: expected 'cc' or 'pcc', got {quantifier!r}")
+    if measure not in _MEASURES:
+        raise ValueError(f"measure: expected one of {_MEASURES}, got {measure!r}")
+    if bound not in BOUNDS:
+        raise ValueError(f"bound: expected one of {BOUNDS}, got {bound!r}")
+    d = _check_delta(delta)
+    quant = quantify_classifier(fitted_clf, X_unlabeled, train_labels, quantifier, sigmas)
+    return bound_from_quantification(quant, measure, d, bound)

@@ -2,9 +2,9 @@
 
 Each candidate is trained once on **all** labelled data; its class distribution on an
 unlabeled set is quantified (CC or PCC) and turned into an upper bound on its accuracy or
-macro-F1 there (:func:`certa.quantification.bounds_for_classifier`, a documented
-reconstruction, see ``docs/quantification.md``); the candidate with the highest bound wins.
-One fit per candidate instead of k (k-fold CV) plus a refit.
+macro-F1 there (Algorithm 1 of the paper with Theorem 1's bounds, or certa's own bounds,
+see ``docs/quantification.md``); the candidate with the highest (unclipped) bound wins
+(Algorithm 1 step 10). One fit per candidate instead of k (k-fold CV) plus a refit.
 """
 from __future__ import annotations
 
@@ -21,8 +21,7 @@ from ..engine.candidates import candidates_from_grid
 from ..engine.draws import Draw
 from ..engine.evaluators import Evaluator
 from ..engine.runner import resolve_seed, run
-from ..quantification import bounds_for_classifier
-from ..quantification.bounds import accuracy_bound, macro_f1_bound, resolve_quantifier
+from ..quantification.bounds import BOUNDS, bound_from_quantification, quantify_classifier
 from ..strategies.one_shot import OneShot, choose_one_shot
 from ._common import DelegateToBestMixin, check_estimator_arg, check_n_samples, param_columns, rank_scores, refit_best
 
@@ -98,8 +97,8 @@ def plugin_value(train_proportions, predicted_proportions, epsilon: float = 0.0,
     scikit-learn's ``average="macro"``): ``(1/K) sum_y H(P_y, R_y)`` with
     ``P_y = min(1, p_hat_y / (q_y - epsilon/2))`` (1 if ``q_y - epsilon/2 <= 0``),
     ``R_y = min(1, (q_y + epsilon/2) / p_hat_y)`` (1 if ``p_hat_y = 0``), ``H(a, b) = 2ab/(a+b)``.
-    It is an estimate, not a guarantee; the search uses it only to break exact ties of
-    the bound (typically several candidates whose bound is clipped at 1).
+    It is an estimate, not a guarantee: the point value of ``bound="certa"`` (the search's
+    ``plugin`` detail and default tie-break for that bound family).
 
     Examples
     --------
@@ -129,11 +128,15 @@ class QuantificationBoundEvaluator(Evaluator):
     """Fit a candidate on all labelled data and score it by a quantification bound.
 
     For a ``"full"`` draw: a clone of ``estimator`` with the candidate's parameters is fitted
-    on ``(X, y)``, then :func:`certa.quantification.bounds_for_classifier` bounds its
-    ``measure`` on ``X_unlabeled``. The returned dict has ``score`` (the bound) and JSON-able
-    details: ``bound``, ``plugin`` (the bound without confidence term, the tie-break),
-    ``bound_accuracy`` / ``bound_macro_f1`` and ``plugin_accuracy`` / ``plugin_macro_f1``
-    (both measures from the same fit and predictions), ``quantifier_used``, ``epsilon``,
+    on ``(X, y)``, quantified once on ``X_unlabeled``
+    (:func:`certa.quantification.quantify_classifier`) and bounded
+    (:func:`certa.quantification.bound_from_quantification`, ``bound="theorem1"`` or
+    ``"certa"``). The returned dict has ``score`` (the **unclipped** bound of ``measure``,
+    what selection ranks) and JSON-able details: ``value`` (the same), ``bound`` (the
+    guarantee ``min(1, value)``), ``plugin`` (the bound without confidence term, the
+    tie-break), ``value_<m>`` / ``bound_<m>`` / ``plugin_<m>`` for ``m`` in accuracy and
+    macro_f1 (both measures from the same fit and predictions), ``quantifier_used``,
+    ``epsilon``, ``epsilon_raw`` (before the fallback), ``max_epsilon``,
     ``confidence_term``, ``sigma``, ``classes``, ``quantified_distribution`` (output of the
     requested quantifier), ``cc_distribution``, ``fed_distribution`` (what the bound used
     after the epsilon < 0 fallback), ``train_distribution``, ``n_train``, ``n_unlabeled``,
@@ -158,6 +161,7 @@ class QuantificationBoundEvaluator(Evaluator):
     sigmas : iterable of float or None
         Logistic slopes tried for PCC from decision scores (None: 1..10).
     keep_model : bool, default True
+    bound : {"theorem1", "certa"}, default "theorem1"
 
     Examples
     --------
@@ -166,13 +170,15 @@ class QuantificationBoundEvaluator(Evaluator):
     >>> X, y = load_iris(return_X_y=True)
     >>> ev = QuantificationBoundEvaluator(LogisticRegression(max_iter=500), X, y, X)
     >>> out = ev.evaluate({"C": 1.0}, Draw(0, "full", (0,)))
-    >>> 0 < out["score"] <= 1 and out["train_distribution"] == [1 / 3] * 3
+    >>> 0 < out["bound"] <= 1 <= out["score"] and out["train_distribution"] == [1 / 3] * 3
     True
     """
 
     def __init__(self, estimator: Any, X: Any, y: Any, X_unlabeled: Any, measure: str = "accuracy",
-                 quantifier: str = "cc", delta: float = 0.05, sigmas: Any = None, keep_model: bool = True) -> None:
+                 quantifier: str = "cc", delta: float = 0.05, sigmas: Any = None, keep_model: bool = True,
+                 bound: str = "theorem1") -> None:
         check_estimator_arg(estimator)
+        self.bound = _check_choice(bound, "bound", BOUNDS)
         self.measure = _check_choice(measure, "measure", MEASURES)
         self.quantifier = _check_choice(quantifier, "quantifier", QUANTIFIERS)
         self.delta = _check_delta(delta)
@@ -214,20 +220,20 @@ class QuantificationBoundEvaluator(Evaluator):
         est.fit(self.X, self.y)
         fit_time = time.perf_counter() - t0
         t0 = time.perf_counter()
-        b = bounds_for_classifier(est, self.X_unlabeled, self._y_array, quantifier=self.quantifier,
-                                  measure=self.measure, delta=self.delta, sigmas=self.sigmas)
+        quant = quantify_classifier(est, self.X_unlabeled, self._y_array, quantifier=self.quantifier,
+                                    sigmas=self.sigmas)
+        per = {m: bound_from_quantification(quant, m, self.delta, self.bound) for m in MEASURES}
+        b = per[self.measure]
         both: dict[str, float] = {}
-        for m in MEASURES:
-            q, eps, _ = resolve_quantifier(b.train_proportions, b.cc_proportions, b.quantified_proportions, m)
-            fn = accuracy_bound if m == "accuracy" else macro_f1_bound
-            both[f"bound_{m}"] = b.bound if m == self.measure else fn(
-                b.train_proportions, q, b.n_train, b.delta, eps, b.n_unlabeled)
-            both[f"plugin_{m}"] = plugin_value(b.train_proportions, q, eps, m)
+        for m, bm in per.items():
+            both[f"value_{m}"], both[f"bound_{m}"], both[f"plugin_{m}"] = bm.value, bm.bound, bm.point_value
         quantify_time = time.perf_counter() - t0
         out: dict[str, Any] = {
-            "score": b.bound, "bound": b.bound, "plugin": both[f"plugin_{self.measure}"], **both,
-            "measure": self.measure, "quantifier": self.quantifier, "quantifier_used": b.quantifier_used,
-            "epsilon": float(b.epsilon), "confidence_term": float(b.confidence_term),
+            "score": b.value, "value": b.value, "bound": b.bound, "plugin": b.point_value, **both,
+            "bound_type": self.bound, "measure": self.measure, "quantifier": self.quantifier,
+            "quantifier_used": b.quantifier_used, "epsilon": float(b.epsilon),
+            "epsilon_raw": float(b.epsilon_raw), "max_epsilon": float(b.max_epsilon),
+            "confidence_term": float(b.confidence_term),
             "sigma": None if b.sigma is None else float(b.sigma), "delta": b.delta,
             "classes": [str(c) for c in b.classes.tolist()],
             "quantified_distribution": [float(v) for v in b.quantified_proportions],
@@ -244,7 +250,8 @@ class QuantificationBoundEvaluator(Evaluator):
     def fingerprint(self) -> str:
         # keep_model changes what is kept, not the scores: a store resumes across it
         return joblib_hash((type(self.estimator).__name__, repr(self.estimator.get_params(deep=False)), self.X,
-                            self.y, self.X_unlabeled, self.measure, self.quantifier, self.delta, self.sigmas))
+                            self.y, self.X_unlabeled, self.measure, self.quantifier, self.delta, self.sigmas,
+                            self.bound))
 
 
 # ------------------------------------------------------------------------------- front
@@ -254,10 +261,11 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     After Balikas et al. (IDA 2015). Every candidate of ``param_grid`` is fitted **once on all
     labelled data** ``(X, y)``; its predicted class distribution on ``X_unlabeled`` (CC, or
     PCC) is compared with the training class distribution, giving an upper bound on its
-    accuracy or macro-F1 on that set that holds with probability >= 1 - ``delta`` for every
-    candidate at once (see ``docs/quantification.md``; the bounds are a reconstruction). The
-    candidate with the highest bound is chosen. Cost: one fit per candidate, versus k fits
-    plus a refit for k-fold CV.
+    accuracy or macro-F1 on that set that holds with probability >= 1 - ``delta``:
+    ``bound="theorem1"`` (default) is the paper's Theorem 1 with Algorithm 1's epsilon and
+    fallback, ``bound="certa"`` certa's own, proven and tighter bounds (see
+    ``docs/quantification.md``). The candidate with the highest bound is chosen (Algorithm 1
+    step 10). Cost: one fit per candidate, versus k fits plus a refit for k-fold CV.
 
     The two variants of the paper differ only in what is passed as ``X_unlabeled``:
 
@@ -267,18 +275,19 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
 
     The bound assumes the unlabeled set has the training class distribution (no prior shift).
 
-    Ties. For accuracy the bound is ``1 - max(0, gap - confidence)/2``: every candidate whose
-    predicted distribution is within the confidence term of the training one gets exactly 1.
-    With ``tie_break="plugin"`` (default) exact ties of the bound are broken by the bound
-    without its confidence term (:func:`plugin_value`, which ranks by the gap itself); any tie
-    left, or all of them with ``tie_break="order"``, goes to the first candidate in grid order.
-    A callable ``tie_break(params) -> number`` breaks exact ties by its largest value instead
-    (then grid order), e.g. ``lambda p: -p["C"]`` takes the most regularised of the tied
-    candidates, in the spirit of the one-standard-error rule (Breiman et al. 1984; Hastie,
-    Tibshirani and Friedman, *Elements of Statistical Learning*, 7.10): the bound cannot
-    separate them, so prefer the simplest. Since ``1 - (gap - confidence)/2`` without the
-    clip at 1 ranks candidates exactly as the gap does, ``"plugin"`` is what ranking by the
-    unclipped bound gives.
+    Ranking on unclipped values. A bound above 1 guarantees nothing more than 1, but
+    clipping it would tie every candidate whose bound exceeds 1 (with Theorem 1 and 58
+    classes, ``|Y| t`` alone is 0.99: all of them) and leave the choice to a tie-break.
+    Candidates are therefore ranked on the unclipped value (``bounds_["value"]``, also
+    ``cv_results_["mean_test_score"]``); ``bounds_["bound"]`` is the guarantee
+    ``min(1, value)``. For CC the confidence term is the same for every candidate, so this
+    ranks by the bound's point value (``B_A`` for accuracy). Exact ties of the unclipped
+    value (e.g. two candidates with identical predictions) remain possible: with
+    ``tie_break="plugin"`` (default) they are broken by the bound without its confidence term,
+    any tie left, or all of them with ``tie_break="order"``, goes to the first candidate in
+    grid order. A callable ``tie_break(params) -> number`` breaks exact ties by its largest
+    value instead (then grid order), e.g. ``lambda p: -p["C"]`` takes the most regularised of
+    the tied candidates.
 
     No refit. With ``keep_models=True`` (default) the workers send each fitted candidate back
     (``selection_.payloads[key]["estimator"]``; also in the store, which then holds every
@@ -295,11 +304,14 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     param_grid : dict or list of dicts
         As for ``GridSearchCV``.
     measure : {"accuracy", "macro_f1"}, default "accuracy"
-        What the bound bounds (macro-F1 as scikit-learn's ``f1_score(average="macro")``).
+        What the bound bounds (Theorem 1: macro-F1 as the F1 of macro-precision and
+        macro-recall; certa: scikit-learn's ``f1_score(average="macro")``).
     quantifier : {"cc", "pcc"}, default "cc"
-        PCC uses ``predict_proba``, else a logistic map of ``decision_function`` (sigma rule).
-        Made rigorous, PCC is never tighter than CC (``docs/quantification.md``): CC is the
-        sensible default.
+        PCC uses ``predict_proba``, else a logistic map of ``decision_function`` (sigma of
+        lowest Max_eps in ``sigmas``). The paper's experiments select with CC (PCC "performs
+        worse than CC in practice"), as does certa by default.
+    bound : {"theorem1", "certa"}, default "theorem1"
+        Theorem 1 of the paper, to the letter, or certa's own bounds.
     delta : float in (0, 1), default 0.05
     sigmas : iterable of float or None
         Logistic slopes for PCC from decision scores; None means 1..10.
@@ -317,15 +329,18 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     ----------
     best_index_, best_params_, best_estimator_, classes_
     best_score_ : float
-        The winner's bound.
+        The winner's unclipped bound (what was ranked).
+    best_bound_ : float
+        The winner's guarantee, ``min(1, best_score_)``.
     bounds_ : pandas.DataFrame
-        One row per candidate: params, bound, plugin, bound_accuracy, bound_macro_f1,
-        epsilon, confidence_term, quantifier_used, sigma, quantified / CC / fed distributions
+        One row per candidate: params, value (unclipped), bound (guarantee), plugin,
+        value_/bound_/plugin_accuracy and _macro_f1, epsilon, epsilon_raw, max_epsilon,
+        confidence_term, quantifier_used, sigma, quantified / CC / fed distributions
         (Series indexed by class), fit_time, status, tied (exact tie at the top).
     train_distribution_ : pandas.Series
         Class proportions of ``y``.
     cv_results_ : dict
-        ``GridSearchCV``-like: params, param_<name>, mean_test_score (the bounds),
+        ``GridSearchCV``-like: params, param_<name>, mean_test_score (the unclipped bounds),
         rank_test_score (by bound alone, ties share a rank), mean_fit_time, mean_score_time.
     refit_time_ : float
     n_unlabeled_ : int
@@ -344,7 +359,8 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     """
 
     def __init__(self, estimator: Any, param_grid: Any, *, measure: str = "accuracy", quantifier: str = "cc",
-                 delta: float = 0.05, sigmas: Any = None, tie_break: str = "plugin", keep_models: bool = True,
+                 delta: float = 0.05, sigmas: Any = None, bound: str = "theorem1", tie_break: str = "plugin",
+                 keep_models: bool = True,
                  n_jobs: int | None = None, executor: Any = None, store: str | os.PathLike | None = None,
                  random_state: int | None = 0, retries: int = 0, timeout: float | None = None,
                  progress: bool | str = "auto") -> None:
@@ -354,6 +370,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         self.quantifier = quantifier
         self.delta = delta
         self.sigmas = sigmas
+        self.bound = bound
         self.tie_break = tie_break
         self.keep_models = keep_models
         self.n_jobs = n_jobs
@@ -388,7 +405,8 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
                                  f"got {self.tie_break!r}")
             tie = self.tie_break
         evaluator = QuantificationBoundEvaluator(self.estimator, X, y, X_unlabeled, self.measure, self.quantifier,
-                                                 self.delta, self.sigmas, keep_model=self.keep_models)
+                                                 self.delta, self.sigmas, keep_model=self.keep_models,
+                                                 bound=self.bound)
         strategy = OneShot(tie_break="plugin" if tie == "plugin" else None)
         self.random_state_ = resolve_seed(self.random_state)
         selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
@@ -406,6 +424,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         self.best_index_ = int(res["best"])
         self.best_params_ = dict(candidates[self.best_index_].params)
         self.best_score_ = float(res["estimates"][self.best_index_])
+        self.best_bound_ = float((res["details"][self.best_index_] or {}).get("bound", min(1.0, self.best_score_)))
         self.n_unlabeled_ = int(evaluator.X_unlabeled.shape[0] if hasattr(evaluator.X_unlabeled, "shape")
                                 else len(evaluator.X_unlabeled))
         self.bounds_, self.train_distribution_ = self._bounds_frame(res, candidates)
@@ -424,9 +443,10 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         train = None
         for c, det, status in zip(candidates, res["details"], res["status"]):
             det = det or {}
-            row: dict[str, Any] = {"params": dict(c.params), "status": status, "bound": res["estimates"][c.index]}
-            for key in ("plugin", "bound_accuracy", "bound_macro_f1", "epsilon", "confidence_term",
-                        "quantifier_used", "sigma", "fit_time"):
+            row: dict[str, Any] = {"params": dict(c.params), "status": status, "value": res["estimates"][c.index]}
+            for key in ("bound", "plugin", "value_accuracy", "value_macro_f1", "bound_accuracy", "bound_macro_f1",
+                        "plugin_accuracy", "plugin_macro_f1", "epsilon", "epsilon_raw", "max_epsilon",
+                        "confidence_term", "quantifier_used", "sigma", "fit_time"):
                 row[key] = det.get(key, np.nan)
             classes = det.get("classes")
             for key in ("quantified_distribution", "cc_distribution", "fed_distribution"):
