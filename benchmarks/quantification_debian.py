@@ -159,11 +159,13 @@ def _choose(values, points) -> int:
     return int(choose_one_shot(np.asarray(values, float), np.asarray(points, float))[0])
 
 
-def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int) -> dict:
+def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int, save=lambda out: None) -> dict:
+    """One learner; ``save(out)`` is called after each stage (quality, each timing pair, hold-out)."""
     Xtr, ytr, Xq, Xte, yte = data
     grid = {key: [1.0 / lam for lam in LAMBDAS]}
     out: dict = {"learner": name, "estimator": repr(est), "param": key, "lambdas": LAMBDAS}
     cv = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
+    n_lam = len(LAMBDAS)
 
     def bound_un():
         return QuantificationBoundSearch(est, grid, measure="accuracy", quantifier="cc", bound="theorem1",
@@ -173,28 +175,29 @@ def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int) -> 
         return GridSearchCV(est, grid, scoring={"accuracy": "accuracy", "macro_f1": "f1_macro"}, refit="accuracy",
                             cv=cv, n_jobs=N_JOBS).fit(Xtr, ytr)
 
-    # --- timings: B, CV, B, CV, ... (the first pair's results are used below)
-    t_b, t_c, load_b, load_c = [], [], [], []
-    bun = gs = None
-    for r in range(timing_repeats):
+    timing = {"bound_un_s": [], "cv_s": [], "load_before_bound_un": [], "load_before_cv": []}
+    out["timing"] = timing
+
+    def time_pair(r):
         res_b, tb, lb, _ = timed(bound_un)
         res_c, tc, lc, _ = timed(cv5)
-        t_b.append(tb), t_c.append(tc), load_b.append(lb), load_c.append(lc)
-        if bun is None:
-            bun, gs = res_b, res_c
+        timing["bound_un_s"].append(tb), timing["cv_s"].append(tc)
+        timing["load_before_bound_un"].append(lb), timing["load_before_cv"].append(lc)
+        timing["speedup_per_pair"] = [c / b for b, c in zip(timing["bound_un_s"], timing["cv_s"])]
+        timing["median_bound_un_s"] = float(np.median(timing["bound_un_s"]))
+        timing["median_cv_s"] = float(np.median(timing["cv_s"]))
+        timing["speedup_of_medians"] = timing["median_cv_s"] / timing["median_bound_un_s"]
         print(f"[{name}] pair {r + 1}: Bound_UN {tb:.1f}s (load {lb}), 5-fold CV {tc:.1f}s (load {lc})", flush=True)
-    out["timing"] = {"bound_un_s": t_b, "cv_s": t_c, "load_before_bound_un": load_b, "load_before_cv": load_c,
-                     "speedup_per_pair": [c / b for b, c in zip(t_b, t_c)],
-                     "median_bound_un_s": float(np.median(t_b)), "median_cv_s": float(np.median(t_c)),
-                     "speedup_of_medians": float(np.median(t_c) / np.median(t_b))}
+        return res_b, res_c
 
+    # --- stage 1: the first timed pair (B, CV) gives every model and CV score used below
+    bun, gs = time_pair(0)
     models = {int(k.split("/c")[1].split("/")[0]): p["estimator"] for k, p in bun.selection_.payloads.items()}
-    n_lam = len(LAMBDAS)
     table = [_scores(models[i], Xte, yte) for i in range(n_lam)]
     cv_acc, cv_f1 = gs.cv_results_["mean_test_accuracy"], gs.cv_results_["mean_test_macro_f1"]
     assert _scores(gs.best_estimator_, Xte, yte) == table[gs.best_index_], "CV refit differs from the full fit"
 
-    # --- every bound of every kept model, on S = quantification part (UN) and S = test inputs (Test)
+    # every bound of every kept model, on S = quantification part (UN) and S = test inputs (Test)
     quants = {(i, s, qn): quantify_classifier(models[i], X, ytr, qn)
               for i in range(n_lam) for s, X in (("un", Xq), ("test", Xte)) for qn in ("cc", "pcc")}
     bnd = {(i, s, qn, bt, m): bound_from_quantification(quants[(i, s, qn)], m, DELTA, bt)
@@ -218,31 +221,10 @@ def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int) -> 
         "5-fold CV": {"accuracy": int(np.argmax(cv_acc)), "macro_f1": int(np.argmax(cv_f1))},
     }
     assert choices["Bound_UN"]["accuracy"] == bun.best_index_, "search and direct choice differ"
-
-    # --- hold-out 70/30
-    seeds = np.random.SeedSequence(SEED).generate_state(n_splits_holdout)
-    idx = np.arange(len(ytr))
-    strat = ytr if np.unique(ytr, return_counts=True)[1].min() >= 2 else None  # None only in smoke runs
-    splits = [train_test_split(idx, test_size=0.3, stratify=strat, random_state=int(s)) for s in seeds]
-    t0 = time.perf_counter()
-    res = Parallel(n_jobs=N_JOBS)(delayed(_holdout_task)(est, key, 1.0 / lam, Xtr, ytr, tr, va)
-                                  for tr, va in splits for lam in LAMBDAS)
-    t_ho = time.perf_counter() - t0
-    print(f"[{name}] hold-out {t_ho:.1f}s", flush=True)
-    res = np.array(res).reshape(n_splits_holdout, n_lam, 2)
-    ho = {}
-    for mi, meas in enumerate(("accuracy", "macro_f1")):
-        picks = [int(np.argmax(res[s, :, mi])) for s in range(n_splits_holdout)]
-        test = np.array([table[p][mi] for p in picks])
-        ho[meas] = {"picks": [LAMBDAS[p] for p in picks], "test_mean": float(test.mean()),
-                    "test_sd": float(test.std(ddof=1)) if len(test) > 1 else float("nan")}
-
     rows = {}
     for meth, ch in choices.items():
         rows[meth] = {m: {"lambda": LAMBDAS[ch[m]], "test": table[ch[m]][mi]}
                       for mi, m in enumerate(("accuracy", "macro_f1"))}
-    rows[f"hold-out ({n_splits_holdout} splits)"] = {m: {"lambda": ho[m]["picks"], "test": ho[m]["test_mean"],
-                                                        "sd": ho[m]["test_sd"]} for m in ho}
     best_acc, best_f1 = int(np.argmax([t[0] for t in table])), int(np.argmax([t[1] for t in table]))
     rows["oracle (best on test)"] = {"accuracy": {"lambda": LAMBDAS[best_acc], "test": table[best_acc][0]},
                                      "macro_f1": {"lambda": LAMBDAS[best_f1], "test": table[best_f1][1]}}
@@ -255,7 +237,6 @@ def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int) -> 
         per.append({
             "lambda": lam, "test_accuracy": table[i][0], "test_macro_f1": table[i][1],
             "cv_accuracy": float(cv_acc[i]), "cv_macro_f1": float(cv_f1[i]),
-            "holdout_accuracy_mean": float(res[:, i, 0].mean()), "holdout_macro_f1_mean": float(res[:, i, 1].mean()),
             "B_A_un": b("un", "cc", "theorem1", "accuracy").point_value,
             "thm1_acc_un": b("un", "cc", "theorem1", "accuracy").value,
             "H_un": b("un", "cc", "theorem1", "macro_f1").point_value,
@@ -276,11 +257,11 @@ def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int) -> 
     out["theorem1_accuracy_term"] = len(t1.classes) * t1.confidence_term
     out["certa_lambda_l1"] = bnd[(0, "un", "cc", "certa", "accuracy")].confidence_term
 
-    # --- Table 2: PCC's Max_eps at the default hyper-parameters (lambda = 1, C = 1)
+    # Table 2: PCC's Max_eps at the default hyper-parameters (lambda = 1, C = 1)
     i_def = LAMBDAS.index(DEFAULT_LAMBDA)
     q_def = quants[(i_def, "un", "pcc")]
     t2 = {"lambda": DEFAULT_LAMBDA, "max_eps": bnd[(i_def, "un", "pcc", "theorem1", "accuracy")].max_epsilon,
-          "sigma": q_def.sigma, "max_eps_over_mean_prior": None}
+          "sigma": q_def.sigma}
     t2["max_eps_over_mean_prior"] = t2["max_eps"] * len(q_def.classes)
     if name == "svm":
         t2["unnormalised_logistic"] = _unnormalised_svm_max_eps(models[i_def], Xq)
@@ -293,9 +274,8 @@ def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int) -> 
         "cv_refit_s": float(gs.refit_time_),
         "predicted_speedup_from_fit_times": float((5 * fit80.sum() + gs.refit_time_) / fit_full.sum()),
     }
-    out["holdout_time_s"] = t_ho
 
-    # --- QuaPy check of CC / PCC on the Bound_UN winner's predictions
+    # QuaPy check of CC / PCC on the Bound_UN winner's predictions
     try:
         from quapy.method import aggregative as qa
 
@@ -310,6 +290,37 @@ def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int) -> 
             out["quapy_check"]["max_abs_diff_pcc"] = float(np.abs(ours - np.asarray(ref_pcc)).max())
     except Exception as exc:  # noqa: BLE001 - report, do not lose the run
         out["quapy_check"] = {"error": f"{type(exc).__name__}: {exc}"}
+    del bun, gs, quants
+    save(out)
+
+    # --- stage 2: the other timed pairs, alternating as before
+    for r in range(1, timing_repeats):
+        time_pair(r)
+        save(out)
+
+    # --- stage 3: hold-out 70/30
+    if n_splits_holdout > 0:
+        seeds = np.random.SeedSequence(SEED).generate_state(n_splits_holdout)
+        idx = np.arange(len(ytr))
+        strat = ytr if np.unique(ytr, return_counts=True)[1].min() >= 2 else None  # None only in smoke runs
+        splits = [train_test_split(idx, test_size=0.3, stratify=strat, random_state=int(s)) for s in seeds]
+        t0 = time.perf_counter()
+        res = Parallel(n_jobs=N_JOBS)(delayed(_holdout_task)(est, key, 1.0 / lam, Xtr, ytr, tr, va)
+                                      for tr, va in splits for lam in LAMBDAS)
+        out["holdout_time_s"] = time.perf_counter() - t0
+        print(f"[{name}] hold-out {out['holdout_time_s']:.1f}s", flush=True)
+        res = np.array(res).reshape(n_splits_holdout, n_lam, 2)
+        ho = {}
+        for mi, meas in enumerate(("accuracy", "macro_f1")):
+            picks = [int(np.argmax(res[s, :, mi])) for s in range(n_splits_holdout)]
+            test = np.array([table[p][mi] for p in picks])
+            ho[meas] = {"lambda": [LAMBDAS[p] for p in picks], "test": float(test.mean()),
+                        "sd": float(test.std(ddof=1)) if len(test) > 1 else None}
+        rows[f"hold-out ({n_splits_holdout} splits)"] = ho
+        for i, p in enumerate(per):
+            p["holdout_accuracy_mean"] = float(res[:, i, 0].mean())
+            p["holdout_macro_f1_mean"] = float(res[:, i, 1].mean())
+        save(out)
     return out
 
 
@@ -360,9 +371,12 @@ def main() -> None:
     data = (Xtr, ytr, Xq, Xte, yte)
     for name in args.learners.split(","):
         est, key = learners()[name]
-        results["learners"][name] = run_learner(name, est, key, data, args.splits, args.timing_repeats)
-        results["machine"]["loadavg_at_end"] = loadavg()
-        _write(args.out, results)  # after every learner: a long run leaves its finished part behind
+        def save(out, name=name):  # after every stage: a long run leaves its finished part behind
+            results["learners"][name] = out
+            results["machine"]["loadavg_at_end"] = loadavg()
+            _write(args.out, results)
+
+        run_learner(name, est, key, data, args.splits, args.timing_repeats, save)
     print(markdown(results))
 
 
@@ -475,7 +489,9 @@ def markdown(r: dict) -> str:
                 f"{p['thm1_f1_un']:.4f} | {p['thm1_acc_test']:.4f} | {p['thm1_f1_test']:.4f} | "
                 f"{p['certa_acc_un']:.4f} | {p['certa_f1_un']:.4f} | {p['pcc_max_eps_un']:.4f} | {eps5} | "
                 f"{p['thm1_acc_un_pcc']:.4f} | {p['thm1_f1_un_pcc']:.4f} | {p['fit_time_full']:.2f} |")
-        lines += ["", f"Hold-out time {L['holdout_time_s']:.1f} s. QuaPy check: {L['quapy_check']}.", ""]
+        ho_t = L.get("holdout_time_s")
+        lines += ["", (f"Hold-out time {ho_t:.1f} s. " if ho_t is not None else "Hold-out not run yet. ")
+                  + f"QuaPy check: {L['quapy_check']}.", ""]
     m = r["machine"]
     lines += [f"Machine: Python {m.get('python')}, {m.get('cpu_count')} CPUs shared with other jobs; load average at "
               f"start {m.get('loadavg_at_start')}, at end {m.get('loadavg_at_end')}."]
