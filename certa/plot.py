@@ -330,6 +330,12 @@ def bounds(selection: Any, ax: Any = None, test_scores: Any = None, param: str |
     ax = _axes(ax)
     ax.plot(x[order], bound[order], "o-", label="bound")
     ax.plot(x[order], plugin[order], "s--", label="plug-in value")
+    if "value" in ev:  # the unclipped bound the search ranks (Theorem 1's can exceed 1)
+        value = np.full(C, np.nan)
+        for r in ev.itertuples():
+            value[r.candidate] = getattr(r, "value", np.nan)
+        if not np.allclose(value, bound, equal_nan=True):
+            ax.plot(x[order], value[order], "d:", label="bound before clipping at 1 (ranked)")
     if test_scores is not None:
         t = np.asarray(test_scores, dtype=float)
         if t.shape != (C,):

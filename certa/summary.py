@@ -164,7 +164,8 @@ def summarize(selection: Selection) -> dict[str, Any]:
                           "n_survived": r["n_survived"]} for r in res["rounds"]]
     if selection.method == "quantification":
         ev = selection.evaluations
-        out["bounds"] = [{"name": r["name"], "bound": _finite(r.get("bound")), "plugin": _finite(r.get("plugin"))}
+        out["bounds"] = [{"name": r["name"], "bound": _finite(r.get("bound")), "value": _finite(r.get("value")),
+                          "plugin": _finite(r.get("plugin"))}
                          for _, r in ev.iterrows()] if "bound" in ev else []
     if selection.method == "nested":
         ev = selection.evaluations
