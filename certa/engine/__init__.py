@@ -3,13 +3,13 @@ from .candidates import Candidate, as_candidates, candidates_from_grid, named_ca
 from .draws import Draw, Outcome, derive_seed
 from .evaluators import EstimatorEvaluator, Evaluator, FunctionEvaluator
 from .executors import InlineExecutor, RayExecutor, resolve_executor
-from .plans import JKFoldPlan, Plan, RandomSplitPlan
+from .plans import JKFoldPlan, Plan, RandomSplitPlan, SplitsPlan
 from .runner import run
 from .selection import Selection
 from .store import MemoryStore, SQLiteStore, Store
 from .strategy import Strategy
 
 __all__ = ["Candidate", "Draw", "EstimatorEvaluator", "Evaluator", "FunctionEvaluator", "InlineExecutor",
-           "JKFoldPlan", "MemoryStore", "Outcome", "Plan", "RandomSplitPlan", "RayExecutor", "SQLiteStore",
+           "JKFoldPlan", "MemoryStore", "Outcome", "Plan", "RandomSplitPlan", "RayExecutor", "SplitsPlan", "SQLiteStore",
            "Selection", "Store", "Strategy", "as_candidates", "candidates_from_grid", "derive_seed",
            "named_candidates", "resolve_executor", "run"]

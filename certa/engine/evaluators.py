@@ -256,7 +256,12 @@ def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: i
         return _finish(Outcome.failure(f"evaluation returned {type(score).__name__}, expected a number",
                                        duration=duration), attempt)
     if not math.isfinite(score):
-        return _finish(Outcome.failure(f"evaluation returned a non-finite score ({score})", duration=duration), attempt)
+        # a failed fit that the evaluator caught itself says why in details["error"]; its details
+        # (times, the other metrics) are kept
+        error = details.get("error") if isinstance(details.get("error"), str) else None
+        failed = Outcome.failure(error or f"evaluation returned a non-finite score ({score})", duration=duration)
+        failed.details = details
+        return _finish(failed, attempt)
     return Outcome(score=score, status="ok", duration=duration, attempt=attempt, details=details, payload=payload)
 
 

@@ -64,6 +64,37 @@ class JKFoldPlan(Plan):
                 "random_state": self.random_state, "stratified": self.stratified}
 
 
+class SplitsPlan(Plan):
+    """Given train/test splits grouped into ``n_repeats`` partitions of equal length.
+
+    For a user's own ``cv`` (a splitter's splits, or a list of splits): draw
+    ``(j, k)`` is split number ``j * K + k`` of ``splits``, where
+    ``K = len(splits) // n_repeats``. The splits are part of the plan's
+    identity (:meth:`spec` holds their hash), so a store is resumed only with
+    the same splits.
+    """
+
+    def __init__(self, splits: list[tuple[Any, Any]], n_repeats: int = 1) -> None:
+        from joblib import hash as joblib_hash
+
+        self.splits = [(np.asarray(tr), np.asarray(te)) for tr, te in splits]
+        if n_repeats < 1 or len(self.splits) % n_repeats:
+            raise ValueError(f"{len(self.splits)} splits cannot be grouped into {n_repeats} partitions "
+                             f"of equal size")
+        self.n_repeats = int(n_repeats)
+        self.n_splits = len(self.splits) // self.n_repeats
+        self._token = joblib_hash(self.splits)
+
+    def split(self, draw: Draw, y: np.ndarray | None, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+        if draw.kind != "fold":
+            raise ValueError(f"SplitsPlan evaluates 'fold' draws, got {draw.kind!r}")
+        j, k = draw.index
+        return self.splits[j * self.n_splits + k]
+
+    def spec(self) -> dict[str, Any]:
+        return {"plan": "splits", "n_splits": self.n_splits, "n_repeats": self.n_repeats, "splits": self._token}
+
+
 class RandomSplitPlan(Plan):
     """A fresh random train/test split per draw, seeded by ``draw.seed``."""
 

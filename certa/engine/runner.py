@@ -54,7 +54,8 @@ def describe_run(strategy: Strategy, evaluator: Evaluator, candidates: list[Cand
 
 def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_state: int | None = 0,
         n_jobs: int | None = 1, executor: Any = None, store: Store | str | os.PathLike | None = None,
-        retries: int = 0, timeout: float | None = None, progress: bool | str = "auto") -> Selection:
+        retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
+        max_in_flight: int | None = None) -> Selection:
     """Run a selection: the one loop every certa method goes through.
 
     Parameters
@@ -80,6 +81,10 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         evaluation runs in a process's main thread: inline and local processes).
     progress : bool or "auto"
         Show a progress bar; ``"auto"`` (default): when standard error is a terminal.
+    max_in_flight : int or None
+        For a fixed plan, how many evaluations may be submitted to the
+        executor at once (scikit-learn's ``pre_dispatch``); ``None``: twice
+        the number of workers.
 
     Returns
     -------
@@ -93,6 +98,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
     if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    if max_in_flight is not None and (isinstance(max_in_flight, bool) or not isinstance(max_in_flight, (int, np.integer))
+                                      or max_in_flight < 1):
+        raise ValueError(f"max_in_flight must be a positive int or None, got {max_in_flight!r}")
     cands = as_candidates(candidates)
     seed = resolve_seed(random_state)
     the_store = as_store(store)
@@ -114,7 +122,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     # Draws asked but not yet told: bounded by an adaptive strategy's max_pending; a fixed plan
     # (max_pending None) may run ahead of a slow draw at the head of the queue.
     capacity = strategy.max_pending if strategy.max_pending is not None else 1_000_000
-    max_running = max(2 * n_workers, 1) if strategy.max_pending is None else capacity
+    max_running = (int(max_in_flight) if max_in_flight is not None else max(2 * n_workers, 1)) \
+        if strategy.max_pending is None else capacity
     ship = _EvaluatorShipping(evaluator, pool, max_running)
     strategy.start(len(cands), seed)
     queue: deque[_Entry] = deque()

@@ -1,7 +1,7 @@
 """scikit-learn style fronts over the engine."""
 from .bandit import BanditSearchCV, bandit_select, belief_frame, plot_belief
-from .jkfold import JKFoldSearchCV
+from .jkfold import JKFoldSearchCV, RandomizedJKFoldSearchCV
 from .progressive import ProgressiveSearchCV
 from .quantification import QuantificationBoundSearch
 
-__all__ = ["BanditSearchCV", "JKFoldSearchCV", "ProgressiveSearchCV", "QuantificationBoundSearch", "bandit_select", "belief_frame", "plot_belief"]
+__all__ = ["BanditSearchCV", "JKFoldSearchCV", "RandomizedJKFoldSearchCV", "ProgressiveSearchCV", "QuantificationBoundSearch", "bandit_select", "belief_frame", "plot_belief"]

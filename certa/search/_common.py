@@ -99,3 +99,40 @@ def refit_best(estimator: Any, params: dict[str, Any], X: Any, y: Any) -> tuple[
     t0 = time.perf_counter()
     est.fit(X) if y is None else est.fit(X, y)
     return est, time.perf_counter() - t0
+
+
+def _stable_hash(obj: Any) -> str:
+    from joblib import hash as joblib_hash
+
+    try:
+        return joblib_hash(obj)
+    except Exception:  # noqa: BLE001 - e.g. a lambda in the parameters: fall back to its description
+        return joblib_hash(repr(obj))
+
+
+def scoring_identity(scoring: Any) -> Any:
+    """What identifies ``scoring`` across processes and runs (a function by its code, not its address)."""
+    import inspect
+
+    if scoring is None or isinstance(scoring, str):
+        return scoring
+    if isinstance(scoring, dict):
+        return {str(k): scoring_identity(v) for k, v in scoring.items()}
+    if isinstance(scoring, (list, tuple)):
+        return [scoring_identity(v) for v in scoring]
+    fn = getattr(scoring, "_score_func", None)
+    target = fn if fn is not None else scoring
+    try:
+        code = inspect.getsource(target)
+    except (OSError, TypeError):
+        code = getattr(target, "__qualname__", type(target).__name__)
+    extra = getattr(scoring, "_kwargs", None)
+    return (type(scoring).__name__, code, _stable_hash(extra), getattr(scoring, "_sign", None))
+
+
+def estimator_fingerprint(estimator: Any) -> str:
+    """A hash of an estimator's class and (deep) parameters."""
+    if estimator is None:
+        return "none"
+    params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else estimator
+    return _stable_hash((type(estimator).__module__, type(estimator).__qualname__, params))

@@ -37,7 +37,9 @@ class JKFoldGrid(Strategy):
     """
 
     def __init__(self, n_splits: int = 5, n_repeats: int = 1) -> None:
-        for name, value, low in (("n_splits", n_splits, 2), ("n_repeats", n_repeats, 1)):
+        # one split per partition is allowed (a user's own splits, e.g. ShuffleSplit(n_splits=1));
+        # the fronts ask for K >= 2 when they make the partitions themselves
+        for name, value, low in (("n_splits", n_splits, 1), ("n_repeats", n_repeats, 1)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"{name} must be an int, got {type(value).__name__}")
             if value < low:
