@@ -126,7 +126,6 @@ def test_bad_cv_arguments(kwargs, match, exc):
 
 
 @pytest.mark.parametrize("grid, match, exc", [
-    ({}, "param_grid is empty", ValueError),
     ([], "param_grid is empty", ValueError),
     # scikit-learn's own messages (ParameterGrid's), as GridSearchCV gives them
     ({"C": 1.0}, r"Parameter grid for parameter 'C' needs to be a list", TypeError),

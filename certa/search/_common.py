@@ -106,8 +106,15 @@ def _stable_hash(obj: Any) -> str:
 
     try:
         return joblib_hash(obj)
-    except Exception:  # noqa: BLE001 - e.g. a lambda in the parameters: fall back to its description
-        return joblib_hash(repr(obj))
+    except Exception:  # noqa: BLE001 - e.g. a local function in the parameters: hash it by value
+        import hashlib
+
+        import cloudpickle
+
+        try:
+            return hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()
+        except Exception:  # noqa: BLE001
+            return joblib_hash(repr(obj))
 
 
 def scoring_identity(scoring: Any) -> Any:

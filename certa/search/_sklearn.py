@@ -101,11 +101,11 @@ class FitAndScoreEvaluator(Evaluator):
         return out
 
     def fingerprint(self) -> str:
-        from ._common import estimator_fingerprint
+        from ._common import _stable_hash, estimator_fingerprint
 
-        return joblib_hash((estimator_fingerprint(self.estimator), self.X, self.y, self.plan.spec(),
-                            self.scoring_id, self.fit_params, self.score_params, self.return_train_score,
-                            repr(self.error_score)))
+        return _stable_hash((estimator_fingerprint(self.estimator), self.X, self.y, self.plan.spec(),
+                             self.scoring_id, self.fit_params, self.score_params, self.return_train_score,
+                             repr(self.error_score)))
 
 
 def _as_float(value: Any) -> Any:

@@ -7,8 +7,6 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 
-from ..engine.candidates import candidates_from_grid
-from ..engine.draws import derive_seed
 from ._sklearn import EngineSearchCV
 
 _COMMON_PARAMS_DOC = """
@@ -177,8 +175,11 @@ class JKFoldSearchCV(EngineSearchCV):
         self.cache_transformers = cache_transformers
 
     def _candidate_params(self, root_seed: int) -> list[dict[str, Any]]:
-        ParameterGrid(self.param_grid)  # scikit-learn's own messages for a malformed grid first
-        return [c.params for c in candidates_from_grid(self.param_grid)]
+        # scikit-learn's rules and messages; as in GridSearchCV, {} is one candidate: the estimator's defaults
+        settings = [dict(p) for p in ParameterGrid(self.param_grid)]
+        if not settings:
+            raise ValueError("param_grid is empty: give at least one setting")
+        return settings
 
 
 class RandomizedJKFoldSearchCV(EngineSearchCV):
@@ -246,16 +247,15 @@ class RandomizedJKFoldSearchCV(EngineSearchCV):
         return sample_candidate_params(self.param_distributions, self.n_iter, root_seed)
 
 
-#: spawn path of the seed that samples the settings of a randomized search (the J-K-fold
-#: strategy's own seeds use two-element paths (j, k), so they never coincide with it)
-SAMPLING_SEED_PATH = (2**31 - 1,)
-
-
 def sample_candidate_params(param_distributions: Any, n_iter: Any, root_seed: int) -> list[dict[str, Any]]:
-    """``n_iter`` settings from ``param_distributions``, as ``RandomizedSearchCV`` draws them, seeded from the root seed."""
+    """``n_iter`` settings from ``param_distributions``, as ``RandomizedSearchCV`` draws them.
+
+    The sampler is seeded with the run's root seed itself, so that
+    ``random_state=s`` samples the same settings as
+    ``RandomizedSearchCV(random_state=s)``.
+    """
     if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)):
         raise TypeError(f"n_iter must be an int, got {type(n_iter).__name__}")
     if n_iter < 1:
         raise ValueError(f"n_iter must be at least 1, got {n_iter}")
-    rng = np.random.RandomState(derive_seed(root_seed, *SAMPLING_SEED_PATH))
-    return [dict(p) for p in ParameterSampler(param_distributions, int(n_iter), random_state=rng)]
+    return [dict(p) for p in ParameterSampler(param_distributions, int(n_iter), random_state=int(root_seed))]
