@@ -15,6 +15,7 @@ from sklearn.metrics import check_scoring
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 
+from ._hashing import stable_hash
 from .draws import Draw, Outcome
 from .plans import Plan
 
@@ -67,6 +68,10 @@ class EstimatorEvaluator(Evaluator):
     keep_predictions : bool
         Keep the test indices and predictions of every draw (for McNemar
         tests and bounds) in the store.
+    fit_params : dict or None
+        Passed to the estimator's ``fit``; arrays as long as ``X`` (e.g.
+        ``sample_weight``) are indexed with the training part, as scikit-learn
+        does.
     cache_transformers : bool
         For a :class:`~sklearn.pipeline.Pipeline`, reuse the fitted steps
         before the last one (and the data they transformed) across candidates
@@ -76,11 +81,14 @@ class EstimatorEvaluator(Evaluator):
 
     def __init__(self, estimator: Any, X: Any, y: Any, plan: Plan, scoring: Any = None,
                  seed_param: str | None = "random_state", keep_predictions: bool = False,
-                 cache_transformers: bool = False) -> None:
+                 cache_transformers: bool = False, fit_params: dict[str, Any] | None = None) -> None:
         if estimator is not None and not hasattr(estimator, "fit"):
             raise TypeError(f"estimator must have a fit method, got {type(estimator).__name__}")
         if not isinstance(cache_transformers, (bool, np.bool_)):
             raise TypeError(f"cache_transformers must be True or False, got {cache_transformers!r}")
+        if fit_params and cache_transformers:
+            raise ValueError("cache_transformers=True cannot be combined with fit parameters")
+        self.fit_params = dict(fit_params or {})
         self.estimator = estimator
         self.X = X
         self.y = y
@@ -108,13 +116,18 @@ class EstimatorEvaluator(Evaluator):
         if self.cache_transformers and self.y is not None and isinstance(est, Pipeline) and len(est.steps) > 1:
             return self._evaluate_with_prefix_cache(est, params, draw, train, test)
         X_train, X_test = _safe_indexing(self.X, train), _safe_indexing(self.X, test)
+        fit_params = {}
+        if self.fit_params:
+            from sklearn.utils.validation import _check_method_params
+
+            fit_params = _check_method_params(self.X, params=self.fit_params, indices=train)
         t0 = time.perf_counter()
         if self.y is None:
-            est.fit(X_train)
+            est.fit(X_train, **fit_params)
             y_test = None
         else:
             y_train, y_test = _safe_indexing(self.y, train), _safe_indexing(self.y, test)
-            est.fit(X_train, y_train)
+            est.fit(X_train, y_train, **fit_params)
         fit_time = time.perf_counter() - t0
         t0 = time.perf_counter()
         scorer = self._scorer or check_scoring(est, scoring=self.scoring)
@@ -159,6 +172,8 @@ class EstimatorEvaluator(Evaluator):
     def fingerprint(self) -> str:
         est_id = None if self.estimator is None else (type(self.estimator).__name__,
                                                       repr(self.estimator.get_params(deep=False)))
+        if self.fit_params:  # only then, so that the fingerprints of existing stores stay the same
+            est_id = (est_id, stable_hash(self.fit_params))
         return joblib_hash((est_id,
                             self.X, self.y, self.plan.spec(), repr(self.scoring), self.seed_param))
 

@@ -7,6 +7,8 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import clone
 
+from ..engine._hashing import stable_hash
+
 
 def check_estimator_arg(estimator: Any) -> None:
     if not hasattr(estimator, "fit"):
@@ -76,11 +78,28 @@ class DelegateToBestMixin:
     def predict_proba(self, X):
         return self._best().predict_proba(X)
 
+    def predict_log_proba(self, X):
+        return self._best().predict_log_proba(X)
+
     def decision_function(self, X):
         return self._best().decision_function(X)
 
+    def score_samples(self, X):
+        return self._best().score_samples(X)
+
     def transform(self, X):
         return self._best().transform(X)
+
+    def inverse_transform(self, X):
+        return self._best().inverse_transform(X)
+
+    @property
+    def n_features_in_(self):
+        return self._best().n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        return self._best().feature_names_in_
 
     def score(self, X, y=None):
         if getattr(self, "scorer_", None) is not None:
@@ -92,29 +111,15 @@ class DelegateToBestMixin:
         return self._best().classes_
 
 
-def refit_best(estimator: Any, params: dict[str, Any], X: Any, y: Any) -> tuple[Any, float]:
+def refit_best(estimator: Any, params: dict[str, Any], X: Any, y: Any,
+               fit_params: dict[str, Any] | None = None) -> tuple[Any, float]:
     import time
 
-    est = clone(estimator).set_params(**params)
+    est = clone(estimator).set_params(**clone(params, safe=False))
+    fit_params = fit_params or {}
     t0 = time.perf_counter()
-    est.fit(X) if y is None else est.fit(X, y)
+    est.fit(X, **fit_params) if y is None else est.fit(X, y, **fit_params)
     return est, time.perf_counter() - t0
-
-
-def _stable_hash(obj: Any) -> str:
-    from joblib import hash as joblib_hash
-
-    try:
-        return joblib_hash(obj)
-    except Exception:  # noqa: BLE001 - e.g. a local function in the parameters: hash it by value
-        import hashlib
-
-        import cloudpickle
-
-        try:
-            return hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()
-        except Exception:  # noqa: BLE001
-            return joblib_hash(repr(obj))
 
 
 def scoring_identity(scoring: Any) -> Any:
@@ -134,7 +139,7 @@ def scoring_identity(scoring: Any) -> Any:
     except (OSError, TypeError):
         code = getattr(target, "__qualname__", type(target).__name__)
     extra = getattr(scoring, "_kwargs", None)
-    return (type(scoring).__name__, code, _stable_hash(extra), getattr(scoring, "_sign", None))
+    return (type(scoring).__name__, code, stable_hash(extra), getattr(scoring, "_sign", None))
 
 
 def estimator_fingerprint(estimator: Any) -> str:
@@ -142,4 +147,4 @@ def estimator_fingerprint(estimator: Any) -> str:
     if estimator is None:
         return "none"
     params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else estimator
-    return _stable_hash((type(estimator).__module__, type(estimator).__qualname__, params))
+    return stable_hash((type(estimator).__module__, type(estimator).__qualname__, params))

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from joblib import hash as joblib_hash
 from sklearn.base import clone, is_classifier
 from sklearn.metrics._scorer import _MultimetricScorer
@@ -101,9 +102,9 @@ class FitAndScoreEvaluator(Evaluator):
         return out
 
     def fingerprint(self) -> str:
-        from ._common import _stable_hash, estimator_fingerprint
+        from ._common import estimator_fingerprint, stable_hash
 
-        return _stable_hash((estimator_fingerprint(self.estimator), self.X, self.y, self.plan.spec(),
+        return stable_hash((estimator_fingerprint(self.estimator), self.X, self.y, self.plan.spec(),
                              self.scoring_id, self.fit_params, self.score_params, self.return_train_score,
                              repr(self.error_score)))
 
@@ -213,9 +214,11 @@ def outputs_from_selection(selection: Any, n_candidates: int, n_splits: int, pla
         fit_error = rec.get("fit_error")
         if rec["status"] == "ok" and "test_scores" not in rec:  # certa's own (caching) evaluator
             test_scores, rec = float(rec["score"]), {**rec, "n_test_samples": rec["n_test"]}
-        have_scores = isinstance(test_scores, Mapping) or (isinstance(test_scores, (int, float)) and
-                                                           not isinstance(test_scores, bool))
-        if rec["status"] == "ok" or (have_scores and not isinstance(fit_error, str)):
+        # the evaluator returned (its details are there, NaN-filled by the DataFrame otherwise): a NaN
+        # score from a scorer is kept as a score, as GridSearchCV keeps it; only a fit error is a failure
+        n_test = rec.get("n_test_samples")
+        returned = isinstance(n_test, (int, float, np.integer, np.floating)) and not pd.isna(n_test)
+        if rec["status"] == "ok" or (returned and not isinstance(fit_error, str)):
             entry = {"test_scores": test_scores, "fit_error": None,
                      "n_test_samples": int(rec["n_test_samples"]), "fit_time": float(rec["fit_time"]),
                      "score_time": float(rec["score_time"])}
@@ -228,8 +231,7 @@ def outputs_from_selection(selection: Any, n_candidates: int, n_splits: int, pla
                 failed: Any = {name: error_score for name in scorers._scorers}
             else:
                 failed = error_score
-            n_test = rec.get("n_test_samples")
-            if not isinstance(n_test, (int, np.integer)) or isinstance(n_test, bool):
+            if not returned:
                 n_test = len(plan.split(Draw(rec["candidate"], "fold", rec["index"]), y_split, n)[1])
             fit_time = rec.get("fit_time")
             entry = {"test_scores": failed.copy() if isinstance(failed, dict) else failed, "fit_error": fit_error,

@@ -92,7 +92,30 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     max_evals : int or None
         A cap on the number of evaluations of a fixed-confidence run.
     scoring, n_jobs, random_state, refit, store, executor, retries, timeout, progress
-        As for :class:`certa.JKFoldSearchCV`.
+        As for :class:`certa.JKFoldSearchCV`; ``scoring`` is one metric.
+    param_distributions : dict or list of dicts, optional
+        Instead of ``param_grid``: distributions (with ``rvs``) or lists to
+        sample ``n_iter`` settings from, as ``RandomizedSearchCV`` does; the
+        sample is seeded with the run's root seed (``random_state_``).
+    n_iter : int, default 10
+        Number of settings sampled from ``param_distributions``.
+
+    Notes
+    -----
+    scikit-learn compatibility. Supported as in ``GridSearchCV``: fit
+    parameters (``fit(X, y, sample_weight=w)``: split with each evaluation's
+    training part, and passed to the refit), randomized settings
+    (``param_distributions``, ``n_iter``), ``predict``, ``predict_proba``,
+    ``predict_log_proba``, ``decision_function``, ``score_samples``,
+    ``transform``, ``inverse_transform``, ``score``, ``classes_``,
+    ``n_features_in_``, ``feature_names_in_``, ``refit_time_``. Not supported,
+    by design: several metrics (an adaptive strategy allocates evaluations by
+    one score; choose it with ``scoring``), ``cv`` and ``groups`` (every
+    evaluation is a fresh random split; for grouped data give
+    :func:`bandit_select` a ``split`` function), ``error_score`` (a failed
+    evaluation is recorded in ``selection_`` and counts against the candidate
+    as the strategy decides), ``return_train_score`` and ``verbose``
+    (``progress=True`` shows a bar).
 
     Attributes
     ----------
@@ -120,7 +143,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
                  stopping: str = "bayes", test_size: float | int = 0.2, n_workers: int | None = None,
                  max_evals: int | None = None, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
-                 executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool | str = "auto") -> None:
+                 executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
+                 param_distributions: Any = None, n_iter: int = 10) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.candidates = candidates
@@ -140,8 +164,10 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         self.retries = retries
         self.timeout = timeout
         self.progress = progress
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
 
-    def _candidates(self):
+    def _candidates(self, root_seed: int = 0):
         if self.candidates is not None:
             if self.estimator is not None or self.param_grid is not None:
                 raise ValueError("give either candidates (named models) or estimator + param_grid, not both")
@@ -152,12 +178,25 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         if self.estimator is None:
             raise ValueError("give estimator + param_grid, or candidates (a dict of named models)")
         check_estimator_arg(self.estimator)
+        if self.param_distributions is not None:
+            if self.param_grid is not None:
+                raise ValueError("give either param_grid or param_distributions, not both")
+            from .jkfold import sample_candidate_params
+
+            from ..engine.candidates import Candidate, _format_params
+
+            return [Candidate(i, _format_params(p), p)
+                    for i, p in enumerate(sample_candidate_params(self.param_distributions, self.n_iter, root_seed))]
         if self.param_grid is None:
             raise ValueError("param_grid is required with estimator")
         return candidates_from_grid(self.param_grid)
 
-    def fit(self, X: Any, y: Any = None) -> "BanditSearchCV":
-        cands = self._candidates()
+    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> "BanditSearchCV":
+        if "groups" in fit_params:
+            raise ValueError("BanditSearchCV does not take groups: every evaluation is a fresh random split; "
+                             "for grouped data give bandit_select a split function")
+        self.random_state_ = resolve_seed(self.random_state)
+        cands = self._candidates(self.random_state_)
         if len(cands) < 2:
             raise ValueError(f"adaptive selection needs at least two candidates, got {len(cands)}")
         check_n_samples(X, y)
@@ -169,8 +208,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
                                  stopping=self.stopping, n_workers=self.n_workers, max_evals=self.max_evals)
         example = self.estimator if self.estimator is not None else cands[0].params["model"]
         stratified = wants_stratified(example, y)
-        self.random_state_ = resolve_seed(self.random_state)
-        evaluator = EstimatorEvaluator(self.estimator, X, y, RandomSplitPlan(self.test_size, stratified), self.scoring)
+        evaluator = EstimatorEvaluator(self.estimator, X, y, RandomSplitPlan(self.test_size, stratified), self.scoring,
+                                       fit_params=fit_params)
         sel = run(strategy, evaluator, cands, random_state=self.random_state_, n_jobs=self.n_jobs,
                   executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
                   progress=self.progress)
@@ -186,9 +225,10 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         self.scorer_ = check_scoring(example, scoring=self.scoring)
         if self.refit:
             if self.estimator is None:
-                self.best_estimator_, self.refit_time_ = refit_best(self.best_params_["model"], {}, X, y)
+                self.best_estimator_, self.refit_time_ = refit_best(self.best_params_["model"], {}, X, y, fit_params)
             else:
-                self.best_estimator_, self.refit_time_ = refit_best(self.estimator, self.best_params_, X, y)
+                self.best_estimator_, self.refit_time_ = refit_best(self.estimator, self.best_params_, X, y,
+                                                                    fit_params)
         return self
 
 

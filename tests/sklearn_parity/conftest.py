@@ -8,16 +8,12 @@ import pytest
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import adapter  # noqa: E402
-from parity_plan import DIFFERENCES, NOT_RUN, SK_MODULE, applies  # noqa: E402
-
-
-def _sk_module():
-    return sys.modules.get(SK_MODULE)
+from parity_plan import DIFFERENCES, NOT_RUN, SK_MODULES, applies  # noqa: E402
 
 
 def _is_sk_item(item) -> bool:
     fn = getattr(item, "function", None)
-    return fn is not None and getattr(fn, "__module__", None) == SK_MODULE
+    return fn is not None and getattr(fn, "__module__", None) in SK_MODULES
 
 
 def pytest_collection_modifyitems(config, items):
@@ -58,7 +54,7 @@ def pytest_pyfunc_call(pyfuncitem):
     if not _is_sk_item(pyfuncitem):
         yield
         return
-    module = _sk_module()
+    module = sys.modules[pyfuncitem.function.__module__]
     saved = {name: getattr(module, name) for name in ("GridSearchCV", "RandomizedSearchCV")}
     module.GridSearchCV = adapter.GridSearchCVOnJKFold
     module.RandomizedSearchCV = adapter.RandomizedSearchCVOnJKFold
