@@ -41,7 +41,9 @@ class _SelectionEvaluator(Evaluator):
     def evaluate(self, params: dict[str, Any], draw: Draw) -> dict[str, Any]:
         train, test = self.plan.split(draw, self._y, _n_samples(self.X))
         inner = clone(self.search)
-        overrides = {"store": None, "progress": False, "refit": True}
+        overrides = {"store": None, "progress": False}
+        if not inner.get_params().get("refit", True):
+            overrides["refit"] = True  # the outer test needs the refitted choice (a metric's name is kept)
         if "n_jobs" in inner.get_params():
             overrides["n_jobs"] = self.inner_jobs
         if "executor" in inner.get_params():

@@ -90,7 +90,8 @@ class FitAndScoreEvaluator(Evaluator):
             primary = test_scores
             test_scores = _as_float(test_scores)
         out: dict[str, Any] = {"score": primary, "test_scores": test_scores,
-                               "n_test_samples": int(res["n_test_samples"]), "fit_time": float(res["fit_time"]),
+                               "n_test_samples": int(res["n_test_samples"]), "n_train": int(len(train)),
+                               "n_test": int(len(test)), "fit_time": float(res["fit_time"]),
                                "score_time": float(res["score_time"]), "fit_error": res["fit_error"]}
         if self.return_train_score:
             tr = res["train_scores"]

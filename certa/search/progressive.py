@@ -71,6 +71,24 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         Size of the training part and the schedule's sizes.
     selection_ : Selection
 
+    Notes
+    -----
+    scikit-learn compatibility (against ``HalvingGridSearchCV``, the closest
+    scikit-learn search). Supported: fit parameters (``fit(X, y,
+    sample_weight=w)``, indexed with each round's subset and passed to the
+    refit), ``predict``, ``predict_proba``, ``predict_log_proba``,
+    ``decision_function``, ``score_samples``, ``transform``,
+    ``inverse_transform``, ``score``, ``classes_``, ``n_features_in_``,
+    ``feature_names_in_``, ``refit_time_``. Not supported, by design: several
+    metrics (survival between rounds is decided by one score), ``cv`` and
+    ``groups`` (every round uses nested stratified subsets of one
+    training/evaluation split, which is what makes rounds comparable),
+    randomized settings (the wrapped-progressive-sampling papers search a
+    grid), ``error_score``, ``return_train_score`` and ``verbose`` (failures
+    are recorded in ``selection_``; ``progress=True`` shows a bar), and
+    ``HalvingGridSearchCV``'s ``factor`` / ``min_resources`` (the size
+    schedule is ``schedule``).
+
     Examples
     --------
     >>> from sklearn.datasets import load_digits
@@ -108,8 +126,15 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.progress = progress
         self.cache_transformers = cache_transformers
 
-    def fit(self, X: Any, y: Any = None) -> "ProgressiveSearchCV":
-        """Run the rounds, choose, and refit the choice on all data."""
+    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> "ProgressiveSearchCV":
+        """Run the rounds, choose, and refit the choice on all data.
+
+        ``fit_params`` (e.g. ``sample_weight``) go to the estimator's ``fit``,
+        indexed with each round's training subset, and to the refit.
+        """
+        if "groups" in fit_params:
+            raise ValueError("ProgressiveSearchCV does not take groups: its rounds train on nested stratified "
+                             "subsets of one training part")
         check_estimator_arg(self.estimator)
         candidates = candidates_from_grid(self.param_grid)
         n = check_n_samples(X, y)
@@ -120,7 +145,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         strategy = ProgressiveSampling(self.n_train_, self.schedule, self.survival, self.floor, self.bin_width)
         self.sizes_ = list(strategy.sizes)
         evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring,
-                                       cache_transformers=self.cache_transformers)
+                                       cache_transformers=self.cache_transformers, fit_params=fit_params)
         self.scorer_ = check_scoring(self.estimator, scoring=self.scoring)
         selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
                         executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
@@ -133,7 +158,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.rounds_, self.round_summary_ = _round_tables(selection, candidates, plan, n)
         self.cv_results_ = _cv_results(selection, candidates)
         if self.refit:
-            self.best_estimator_, self.refit_time_ = refit_best(self.estimator, self.best_params_, X, y)
+            self.best_estimator_, self.refit_time_ = refit_best(self.estimator, self.best_params_, X, y, fit_params)
         return self
 
 

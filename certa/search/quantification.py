@@ -348,6 +348,18 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         The engine's result (every evaluation, failures, payloads).
     random_state_ : int
 
+    Notes
+    -----
+    scikit-learn compatibility: this is not a drop-in for ``GridSearchCV``. It
+    needs unlabeled data (``fit(X, y, X_unlabeled)``) and no cross-validation:
+    every candidate is trained once on all labelled data and judged by its
+    bound, so ``cv``, ``groups``, ``return_train_score``, several metrics (the
+    bound is the one score; ``measure`` picks accuracy or macro-F1) and
+    randomized settings do not apply. Prediction methods, ``score``,
+    ``classes_``, ``n_features_in_`` and ``feature_names_in_`` delegate to
+    ``best_estimator_`` as in ``GridSearchCV``; failed fits are recorded in
+    ``selection_`` and ``bounds_``.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
