@@ -17,6 +17,9 @@ import time
 
 import pytest
 
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's certa, not an installed one
+
 
 class _Recorder:
     def __init__(self) -> None:
@@ -46,7 +49,7 @@ def main() -> int:
     args = ap.parse_args()
     rec = _Recorder()
     t0 = time.perf_counter()
-    code = pytest.main(["-q", "-p", "no:cacheprovider", "-W", "ignore", "tests/sklearn_parity"]
+    code = pytest.main(["-q", "-p", "no:cacheprovider", "-W", "ignore", str(ROOT / "tests" / "sklearn_parity")]
                        + (["-m", "slow or not slow"] if args.all else []), plugins=[rec])
     wall = time.perf_counter() - t0
     table: dict[tuple[str, str], collections.Counter] = collections.defaultdict(collections.Counter)
