@@ -339,3 +339,15 @@ def test_bandit_splits_fit_params_with_each_evaluation():
         s.best_estimator_.fit(X, y)  # the refit got the weights: without them the check fails
     with pytest.raises(ValueError, match="groups"):
         BanditSearchCV(_lr(), GRID, random_state=0).fit(X, y, groups=np.arange(len(y)))
+
+
+@pytest.mark.parametrize("front", ["bandit", "progressive"])
+def test_single_score_fronts_refuse_several_metrics_before_any_fit(data, front):
+    from certa import BanditSearchCV, ProgressiveSearchCV
+
+    X, y = data
+    search = (BanditSearchCV(_lr(), GRID, scoring=["accuracy", "f1_macro"]) if front == "bandit"
+              else ProgressiveSearchCV(_lr(), GRID, scoring={"a": "accuracy"}))
+    with pytest.raises(ValueError, match="decides by one score"):
+        search.fit(X, y)
+    assert not hasattr(search, "selection_")

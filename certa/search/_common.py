@@ -148,3 +148,10 @@ def estimator_fingerprint(estimator: Any) -> str:
         return "none"
     params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else estimator
     return stable_hash((type(estimator).__module__, type(estimator).__qualname__, params))
+
+
+def check_single_metric(scoring: Any, front: str) -> None:
+    """Refuse several metrics where a front's strategy decides by one score (before any evaluation)."""
+    if isinstance(scoring, (list, tuple, set, dict)):
+        raise ValueError(f"{front} decides by one score: give scoring as one metric (a name or a scorer), "
+                         f"got {type(scoring).__name__} {scoring!r}; JKFoldSearchCV takes several metrics")

@@ -182,7 +182,7 @@ def max_in_flight(pre_dispatch: Any, n_jobs: int | None, executor: Any) -> int |
     if isinstance(pre_dispatch, numbers.Integral) and not isinstance(pre_dispatch, bool):
         value = int(pre_dispatch)
     elif isinstance(pre_dispatch, str):
-        workers = _effective_workers(n_jobs) if executor is None else max(1, _effective_workers(n_jobs))
+        workers = _effective_workers(n_jobs)
         try:
             value = int(eval(pre_dispatch, {"__builtins__": {}}, {"n_jobs": workers}))  # as joblib does
         except Exception as exc:  # noqa: BLE001

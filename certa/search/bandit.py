@@ -18,7 +18,8 @@ from ..engine.selection import Selection
 from ..engine.strategy import Strategy
 from ..strategies import (BatchThompson, EqualAllocation, SequentialHalving, TopTwoThompson,
                           UniformUntilConfident)
-from ._common import DelegateToBestMixin, check_estimator_arg, check_n_samples, rank_scores, refit_best, wants_stratified
+from ._common import (DelegateToBestMixin, check_estimator_arg, check_n_samples, check_single_metric, rank_scores,
+                      refit_best, wants_stratified)
 
 STRATEGIES = ("top_two", "batch", "sequential_halving", "uniform", "equal")
 
@@ -195,6 +196,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         if "groups" in fit_params:
             raise ValueError("BanditSearchCV does not take groups: every evaluation is a fresh random split; "
                              "for grouped data give bandit_select a split function")
+        check_single_metric(self.scoring, "BanditSearchCV")
         self.random_state_ = resolve_seed(self.random_state)
         cands = self._candidates(self.random_state_)
         if len(cands) < 2:

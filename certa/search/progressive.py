@@ -14,7 +14,8 @@ from ..engine.evaluators import EstimatorEvaluator
 from ..engine.runner import resolve_seed, run
 from ..strategies._subset_plan import SubsetPlan
 from ..strategies.progressive import ProgressiveSampling
-from ._common import DelegateToBestMixin, check_estimator_arg, check_n_samples, param_columns, refit_best, wants_stratified
+from ._common import (DelegateToBestMixin, check_estimator_arg, check_n_samples, check_single_metric, param_columns,
+                      refit_best, wants_stratified)
 
 
 class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
@@ -136,6 +137,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
             raise ValueError("ProgressiveSearchCV does not take groups: its rounds train on nested stratified "
                              "subsets of one training part")
         check_estimator_arg(self.estimator)
+        check_single_metric(self.scoring, "ProgressiveSearchCV")
         candidates = candidates_from_grid(self.param_grid)
         n = check_n_samples(X, y)
         self.random_state_ = resolve_seed(self.random_state)
