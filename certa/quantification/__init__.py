@@ -1,8 +1,8 @@
 """Quantification (CC, PCC) and quantification-based upper bounds for model selection.
 
 After Balikas et al., IDA 2015: ``bound="theorem1"`` is the paper's Theorem 1 and
-Algorithm 1 to the letter; ``bound="certa"`` is certa's own, proven and tighter
-reconstruction. See ``docs/quantification.md``.
+Algorithm 1 to the letter; ``bound="certa"`` is certa's own, proven and tighter set of
+bounds. See ``docs/quantification.md``.
 """
 
 from .bounds import (

@@ -467,7 +467,7 @@ def accuracy_bound(
     epsilon: float = 0.0,
     n_unlabeled: int | None = None,
 ) -> float:
-    """Upper bound ``B_A`` on the accuracy of a classifier on the unlabeled set ``S``.
+    """certa's own upper bound ``B_A`` on the accuracy of a classifier on ``S`` (``bound="certa"``).
 
     ``B_A = 1 - max(0, ||p_hat - q||_1 - epsilon - lambda) / 2`` with ``lambda`` from
     :func:`l1_confidence_radius`. Holds with probability >= 1 - delta under assumption A
@@ -526,7 +526,7 @@ def macro_precision_bound(
     epsilon: float = 0.0,
     n_unlabeled: int | None = None,
 ) -> float:
-    """Upper bound ``B_MaP`` on the macro-averaged precision on ``S``.
+    """certa's own upper bound ``B_MaP`` on the macro-averaged precision on ``S`` (``bound="certa"``).
 
     ``B_MaP = (1/K) sum_y min(1, U_y / (q_y - epsilon/2))`` (a term is 1 when
     ``q_y - epsilon/2 <= 0``: an unpredicted class has undefined precision, bounded by 1
@@ -552,7 +552,7 @@ def macro_recall_bound(
     epsilon: float = 0.0,
     n_unlabeled: int | None = None,
 ) -> float:
-    """Upper bound ``B_MaR`` on the macro-averaged recall on ``S``.
+    """certa's own upper bound ``B_MaR`` on the macro-averaged recall on ``S`` (``bound="certa"``).
 
     ``B_MaR = (1/K) sum_y min(1, (q_y + epsilon/2) / L_y)`` (a term is 1 when ``L_y = 0``).
     Same event and conditions as :func:`macro_precision_bound`.
@@ -576,13 +576,13 @@ def macro_f1_bound(
     n_unlabeled: int | None = None,
     definition: Literal["per_class", "harmonic"] = "per_class",
 ) -> float:
-    """Upper bound on macro-F1 on ``S``.
+    """certa's own upper bound on macro-F1 on ``S`` (``bound="certa"``).
 
     ``definition="per_class"`` (scikit-learn's ``f1_score(average="macro")``, the mean
     of per-class F1): ``(1/K) sum_y H(P_y, R_y)`` with ``P_y, R_y`` the per-class caps of
     :func:`macro_precision_bound` / :func:`macro_recall_bound` and ``H(a, b) = 2ab/(a+b)``.
-    ``definition="harmonic"`` (F1 of macro-precision and macro-recall, "derived from
-    B_MaP and B_MaR"): ``H(B_MaP, B_MaR)``. Since ``H`` is concave and increasing, the
+    ``definition="harmonic"`` (F1 of macro-precision and macro-recall, the form of the
+    paper's inequality (3)): ``H(B_MaP, B_MaR)``. Since ``H`` is concave and increasing, the
     per-class value never exceeds the harmonic one, and the harmonic one bounds both
     definitions. Same event as the macro-precision / recall bounds.
 
@@ -613,8 +613,8 @@ def quantification_epsilon(
 ) -> float:
     """Smallest quantifier slack ``epsilon`` that keeps the bound valid (may be < 0).
 
-    Reconstruction of the paper's Algorithm 1 step (its text was not available).
-    For ``measure="accuracy"``: ``epsilon = ||p_hat - q_Q||_1 - ||p_hat - q_CC||_1``, the
+    certa's own rule (``bound="certa"``); the paper's Algorithm 1 step 5 is
+    :func:`algorithm1_epsilon`. For ``measure="accuracy"``: ``epsilon = ||p_hat - q_Q||_1 - ||p_hat - q_CC||_1``, the
     amount by which the quantifier's gap to the training distribution overstates the
     hard predictions' gap. It is 0 for CC and negative when the quantifier's distribution
     is closer to ``p_hat`` than the hard predictions; then :func:`resolve_quantifier` falls
