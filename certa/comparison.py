@@ -9,7 +9,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .engine.selection import Selection
-from .stats import corrected_repeated_kfold_ttest, holm, paired_permutation_test
+from .stats import corrected_repeated_kfold_ttest, holm, mcnemar_table, paired_permutation_test, paired_ttest
 
 COLUMNS = ["candidate", "name", "design", "n_pairs", "mean_best", "mean_other", "mean_difference", "ci_low",
            "ci_high", "test", "statistic", "pvalue", "pvalue_holm"]
@@ -20,6 +20,50 @@ def _welch(best: np.ndarray, other: np.ndarray, confidence: float) -> dict[str, 
     ci = res.confidence_interval(confidence)
     return {"test": "Welch's unpaired t-test", "statistic": float(res.statistic), "pvalue": float(res.pvalue),
             "ci_low": float(ci.low), "ci_high": float(ci.high)}
+
+
+def _in_round(ok: pd.DataFrame, r: int) -> pd.Series:
+    return ok["index"].map(lambda i: tuple(i) == (r,))
+
+
+def _per_example(selection: Selection, ok: pd.DataFrame, candidate: int, r: int) -> np.ndarray | None:
+    keys = ok.loc[(ok["candidate"] == candidate) & _in_round(ok, r), "key"]
+    if not len(keys):
+        return None
+    pay = selection.payloads.get(keys.iloc[0])
+    if not isinstance(pay, dict) or "per_example" not in pay:
+        return None
+    return np.asarray(pay["per_example"], dtype=float)
+
+
+def _deciding_round(selection: Selection, ok: pd.DataFrame) -> tuple[int, np.ndarray] | None:
+    """The last round in which the choice was scored next to another setting, with its per-example scores."""
+    best = selection.best_index
+    if not len(ok):
+        return None
+    rounds = sorted({i[0] for i in ok.loc[ok["candidate"] == best, "index"]}, reverse=True)
+    for r in rounds:
+        if _in_round(ok, r).sum() >= 2:
+            ex = _per_example(selection, ok, best, r)
+            return None if ex is None else (r, ex)
+    return None
+
+
+def _paired_examples(best: np.ndarray, other: np.ndarray, confidence: float) -> dict[str, Any]:
+    """Two-sided exact McNemar (0/1 scores) or paired t-test (otherwise), paired t interval of the mean difference."""
+    d = best - other
+    out: dict[str, Any] = {"mean_difference": float(d.mean())}
+    if len(d) >= 2:
+        ci = paired_ttest(best, other, confidence=confidence).ci
+        out.update(ci_low=ci[0], ci_high=ci[1])
+    if np.isin(best, (0.0, 1.0)).all() and np.isin(other, (0.0, 1.0)).all():
+        b, c = int(((best == 1) & (other == 0)).sum()), int(((best == 0) & (other == 1)).sum())
+        res = mcnemar_table([[0, b], [c, 0]], method="exact")
+        out.update(test="exact McNemar test over the evaluation examples", statistic=res.statistic, pvalue=res.pvalue)
+    elif len(d) >= 2:
+        res = paired_ttest(best, other, confidence=confidence)
+        out.update(test="paired t-test over the evaluation examples", statistic=res.statistic, pvalue=res.pvalue)
+    return out
 
 
 def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFrame:
@@ -34,9 +78,17 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
     - **fresh split per evaluation** (bandit strategies: every evaluation of
       every candidate on its own split, so nothing is paired): Welch's
       unpaired t-test on the two candidates' scores, said so in ``design``;
-    - **progressive sampling** (one score per round, at growing sizes): pairs
-      are the rounds both candidates were evaluated in; an exact paired
-      permutation test of the mean difference (few pairs, no normality);
+    - **progressive sampling with per-example scores** (``ProgressiveSearchCV``
+      with accuracy or a per-example error, or any evaluator returning
+      ``payload["per_example"]``): the deciding round, i.e. the last round in
+      which the choice was scored next to other settings; one row per other
+      setting of that round, paired over its evaluation examples: exact
+      McNemar test for 0/1 scores (accuracy), paired t-test otherwise, and the
+      paired t interval of the mean difference. Settings dropped earlier have
+      no row (their evidence is in the strategy's per-round report);
+    - **progressive sampling without them** (one score per round, at growing
+      sizes): pairs are the rounds both candidates were evaluated in; an exact
+      paired permutation test of the mean difference (few pairs, no normality);
     - **one evaluation per candidate** (selection by bounds): no test is possible.
 
     p-values are Holm-adjusted over the comparisons made.
@@ -67,6 +119,7 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
     if len(kinds) > 1:
         raise ValueError(f"the selection mixes evaluation kinds {sorted(kinds)}; compare within one design")
     kind = kinds.pop() if kinds else "full"
+    deciding = _deciding_round(selection, ok) if kind == "subset" else None
     rows = []
     for c in selection.candidates:
         if c.index == best:
@@ -99,6 +152,14 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
             row["mean_difference"] = row["mean_best"] - row["mean_other"]
             if len(a) >= 2 and len(b) >= 2:
                 row.update(_welch(a["score"].to_numpy(), b["score"].to_numpy(), confidence))
+        elif kind == "subset" and deciding is not None:
+            r, ex_best = deciding
+            ex_other = _per_example(selection, ok, c.index, r)
+            if ex_other is None:
+                continue  # not evaluated in the deciding round: dropped earlier (see the strategy's rounds)
+            row.update(design=f"paired by example (round {r}, {len(ex_best)} evaluation examples)",
+                       n_pairs=len(ex_best), mean_best=float(ex_best.mean()), mean_other=float(ex_other.mean()))
+            row.update(_paired_examples(ex_best, ex_other, confidence))
         elif kind == "subset":
             merged = a.merge(b, on="index", suffixes=("_best", "_other"))
             n = len(merged)

@@ -45,6 +45,32 @@ def _n_samples(X: Any) -> int:
 _PREFIX_CACHE: "OrderedDict[str, tuple]" = OrderedDict()
 _PREFIX_CACHE_SIZE = 4
 
+#: Scorings whose score is the mean of a per-example score: name -> per-example score of (y_true, y_pred).
+PER_EXAMPLE_SCORINGS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "accuracy": lambda y, p: (np.asarray(y) == np.asarray(p)),
+    "neg_mean_absolute_error": lambda y, p: -np.abs(np.asarray(y, dtype=float) - np.asarray(p, dtype=float)),
+    "neg_mean_squared_error": lambda y, p: -(np.asarray(y, dtype=float) - np.asarray(p, dtype=float)) ** 2,
+}
+
+
+def per_example_scoring(estimator: Any, scoring: Any) -> str | None:
+    """The :data:`PER_EXAMPLE_SCORINGS` name that ``scoring`` amounts to for ``estimator``, or ``None``.
+
+    ``None`` (the estimator's own ``score``) is accuracy for a classifier; other scorings
+    (R^2, F1, AUC, a callable) are not means of per-example scores.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> per_example_scoring(LogisticRegression(), None), per_example_scoring(LogisticRegression(), "f1")
+    ('accuracy', None)
+    """
+    if scoring is None:
+        return "accuracy" if estimator is not None and is_classifier(estimator) else None
+    if isinstance(scoring, str) and scoring in PER_EXAMPLE_SCORINGS:
+        return scoring
+    return None
+
 
 class EstimatorEvaluator(Evaluator):
     """Fits a clone of a scikit-learn estimator with the candidate's parameters and scores it.
@@ -77,11 +103,19 @@ class EstimatorEvaluator(Evaluator):
         before the last one (and the data they transformed) across candidates
         that share the draw and those steps' parameters. Exact when those
         steps are deterministic (e.g. a TF-IDF vectorizer).
+    per_example : bool
+        Keep every test example's score in the payload (``"test_index"`` and
+        ``"per_example"``, whose mean is the score): 0/1 correctness for accuracy,
+        minus the absolute or squared error for ``"neg_mean_absolute_error"`` /
+        ``"neg_mean_squared_error"`` (:data:`PER_EXAMPLE_SCORINGS`); the score is then
+        computed from one ``predict``. Other scorings raise ``ValueError``. Paired
+        per-example tests (the race of progressive sampling, McNemar) need it.
     """
 
     def __init__(self, estimator: Any, X: Any, y: Any, plan: Plan, scoring: Any = None,
                  seed_param: str | None = "random_state", keep_predictions: bool = False,
-                 cache_transformers: bool = False, fit_params: dict[str, Any] | None = None) -> None:
+                 cache_transformers: bool = False, fit_params: dict[str, Any] | None = None,
+                 per_example: bool = False) -> None:
         if estimator is not None and not hasattr(estimator, "fit"):
             raise TypeError(f"estimator must have a fit method, got {type(estimator).__name__}")
         if not isinstance(cache_transformers, (bool, np.bool_)):
@@ -89,6 +123,14 @@ class EstimatorEvaluator(Evaluator):
         if fit_params and cache_transformers:
             raise ValueError("cache_transformers=True cannot be combined with fit parameters")
         self.fit_params = dict(fit_params or {})
+        if not isinstance(per_example, (bool, np.bool_)):
+            raise TypeError(f"per_example must be True or False, got {per_example!r}")
+        self._per_example = per_example_scoring(estimator, scoring) if per_example else None
+        if per_example and (self._per_example is None or y is None):
+            raise ValueError(f"per_example=True needs a score that is a mean over test examples: scoring "
+                             f"{sorted(PER_EXAMPLE_SCORINGS)} (or None for a classifier) and labels y; "
+                             f"got scoring={scoring!r}")
+        self.per_example = bool(per_example)
         self.estimator = estimator
         self.X = X
         self.y = y
@@ -129,14 +171,27 @@ class EstimatorEvaluator(Evaluator):
             y_train, y_test = _safe_indexing(self.y, train), _safe_indexing(self.y, test)
             est.fit(X_train, y_train, **fit_params)
         fit_time = time.perf_counter() - t0
+        return self._score(est, X_test, y_test, test, fit_time, len(train))
+
+    def _score(self, est, X_test, y_test, test, fit_time: float, n_train: int) -> dict[str, Any]:
         t0 = time.perf_counter()
-        scorer = self._scorer or check_scoring(est, scoring=self.scoring)
-        score = scorer(est, X_test, y_test) if y_test is not None else scorer(est, X_test)
-        score_time = time.perf_counter() - t0
-        out: dict[str, Any] = {"score": float(score), "fit_time": fit_time, "score_time": score_time,
-                               "n_train": int(len(train)), "n_test": int(len(test))}
-        if self.keep_predictions:
-            out["payload"] = {"test_index": test, "y_pred": est.predict(X_test)}
+        payload: dict[str, Any] = {}
+        if self._per_example is not None:
+            y_pred = est.predict(X_test)
+            per = PER_EXAMPLE_SCORINGS[self._per_example](y_test, y_pred)
+            score = float(np.mean(per))
+            payload["per_example"] = per.astype(bool) if per.dtype == bool else per.astype(float)
+            if self.keep_predictions:
+                payload["y_pred"] = y_pred
+        else:
+            scorer = self._scorer or check_scoring(est, scoring=self.scoring)
+            score = scorer(est, X_test, y_test) if y_test is not None else scorer(est, X_test)
+            if self.keep_predictions:
+                payload["y_pred"] = est.predict(X_test)
+        out: dict[str, Any] = {"score": float(score), "fit_time": fit_time, "score_time": time.perf_counter() - t0,
+                               "n_train": int(n_train), "n_test": int(len(test))}
+        if payload:
+            out["payload"] = {"test_index": test, **payload}
         return out
 
     def _evaluate_with_prefix_cache(self, est, params, draw, train, test) -> dict[str, Any]:
@@ -160,22 +215,16 @@ class EstimatorEvaluator(Evaluator):
         final = est.steps[-1][1]
         final.fit(Xt_train, y_train)
         fit_time = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        scorer = self._scorer or check_scoring(est, scoring=self.scoring)
-        score = scorer(final, Xt_test, y_test)
-        out = {"score": float(score), "fit_time": fit_time, "score_time": time.perf_counter() - t0,
-               "n_train": int(len(train)), "n_test": int(len(test))}
-        if self.keep_predictions:
-            out["payload"] = {"test_index": test, "y_pred": final.predict(Xt_test)}
-        return out
+        return self._score(final, Xt_test, y_test, test, fit_time, len(train))
 
     def fingerprint(self) -> str:
         est_id = None if self.estimator is None else (type(self.estimator).__name__,
                                                       repr(self.estimator.get_params(deep=False)))
         if self.fit_params:  # only then, so that the fingerprints of existing stores stay the same
             est_id = (est_id, stable_hash(self.fit_params))
+        extra = ("per_example",) if getattr(self, "per_example", False) else ()  # its payloads differ
         return joblib_hash((est_id,
-                            self.X, self.y, self.plan.spec(), repr(self.scoring), self.seed_param))
+                            self.X, self.y, self.plan.spec(), repr(self.scoring), self.seed_param) + extra)
 
     @property
     def is_classifier(self) -> bool:

@@ -10,9 +10,10 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.metrics import check_scoring
 
 from ..engine.candidates import candidates_from_grid
-from ..engine.evaluators import EstimatorEvaluator
+from ..engine.evaluators import EstimatorEvaluator, per_example_scoring
 from ..engine.runner import resolve_seed, run
 from ..strategies._subset_plan import SubsetPlan
+from ..comparison import comparison_table
 from ..strategies.progressive import ProgressiveSampling
 from ._common import (DelegateToBestMixin, check_estimator_arg, check_n_samples, check_single_metric, param_columns,
                       refit_best, wants_stratified)
@@ -35,11 +36,29 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     estimator : estimator object
     param_grid : dict or list of dicts
     schedule : "paramsearch", "psearch" or list of fractions / sizes, default="psearch"
-    survival : "mean", "median", float, callable or None
-        Which settings survive a round (``None``: ``"mean"``).
+    survival : "mean", "median", "race", float, callable or None
+        Which settings survive a round (``None``: ``"mean"``, each published
+        schedule's own rule). ``"race"``: keep every setting that a paired test
+        on the round's evaluation examples cannot show worse than the round's
+        leader (exact McNemar for accuracy, Bonferroni over the settings
+        compared); needs a per-example score (accuracy, or
+        ``"neg_mean_absolute_error"`` / ``"neg_mean_squared_error"``). See
+        ``docs/progressive.md``.
     floor : float, None or "auto"
         Minimum fraction of a round's settings that survive, added back in whole
-        score bins (``"auto"``: 0.2 for PSearch, none otherwise).
+        score bins (``"auto"``: 0.2 for PSearch and for the race, none otherwise).
+    confidence : float, default=0.95
+        Race: confidence level of its tests; also the level of the intervals
+        in ``comparison_`` and ``vs_baseline_``.
+    cap : float, int, None or "auto"
+        Race: at most this fraction (or number) of a round's settings survive,
+        besides the baseline (``"auto"``: 0.5).
+    baseline : "auto", dict or None
+        Race: a setting kept to the final round, where it stays the choice unless
+        another setting is shown better than it (same test, Bonferroni over the
+        settings compared). ``"auto"``: the setting of ``param_grid`` equal to
+        the estimator's own parameter values (its default), if there is one;
+        a dict names the setting. Not available with the published rules.
     bin_width : float or None
         Score-bin width for the floor (``None``: one bin per distinct score).
     train_fraction : float, default=0.8
@@ -57,6 +76,18 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     best_params_, best_score_, best_index_, best_estimator_, refit_time_, scorer_, random_state_
         As for ``GridSearchCV``; ``best_score_`` is the chosen setting's score in
         the last round it was evaluated in.
+    comparison_ : pandas.DataFrame
+        The choice against every other setting of the deciding round (the last
+        round in which it was scored next to others), paired over that round's
+        evaluation examples, Holm-adjusted (:func:`certa.comparison_table`).
+    vs_baseline_ : dict or None
+        Race with a baseline: ``baseline`` and ``choice`` (params),
+        ``beat_baseline``, ``challenger`` (params of the setting compared with
+        the baseline: the choice, or the best other setting if the baseline was
+        kept), ``difference`` (its final-round score minus the baseline's),
+        ``ci_low``, ``ci_high`` (paired t interval at ``confidence``),
+        ``pvalue`` (one-sided) and ``pvalue_adjusted`` (Bonferroni),
+        ``n_examples``, ``round``.
     rounds_ : pandas.DataFrame
         One row per (round, setting): round, size, eval_size, candidate, params,
         score, survived, added_by_floor, fit_time, duration.
@@ -103,7 +134,8 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     """
 
     def __init__(self, estimator: Any, param_grid: Any, *, schedule: Any = "psearch", survival: Any = None,
-                 floor: float | str | None = "auto", bin_width: float | None = None, train_fraction: float = 0.8,
+                 floor: float | str | None = "auto", bin_width: float | None = None, confidence: float = 0.95,
+                 cap: float | int | str | None = "auto", baseline: Any = "auto", train_fraction: float = 0.8,
                  eval_fraction: float | None = 0.2, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None,
@@ -114,6 +146,9 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.survival = survival
         self.floor = floor
         self.bin_width = bin_width
+        self.confidence = confidence
+        self.cap = cap
+        self.baseline = baseline
         self.train_fraction = train_fraction
         self.eval_fraction = eval_fraction
         self.scoring = scoring
@@ -144,10 +179,20 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         stratified = wants_stratified(self.estimator, y)
         plan = SubsetPlan(self.random_state_, self.train_fraction, self.eval_fraction, stratified)
         self.n_train_ = plan.n_train(n)
-        strategy = ProgressiveSampling(self.n_train_, self.schedule, self.survival, self.floor, self.bin_width)
+        race = isinstance(self.survival, str) and self.survival == "race"
+        per_example = y is not None and per_example_scoring(self.estimator, self.scoring) is not None
+        if race and not per_example:
+            raise ValueError("survival='race' compares settings example by example: it needs scoring='accuracy' "
+                             "(or None for a classifier), 'neg_mean_absolute_error' or 'neg_mean_squared_error', "
+                             f"and labels y; got scoring={self.scoring!r}")
+        baseline = _baseline_index(self.baseline, self.estimator, candidates, race)
+        strategy = ProgressiveSampling(self.n_train_, self.schedule, self.survival, self.floor, self.bin_width,
+                                       confidence=self.confidence, cap=self.cap if race or self.cap != "auto" else None,
+                                       baseline=baseline)
         self.sizes_ = list(strategy.sizes)
         evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring,
-                                       cache_transformers=self.cache_transformers, fit_params=fit_params)
+                                       cache_transformers=self.cache_transformers, fit_params=fit_params,
+                                       per_example=per_example)
         self.scorer_ = check_scoring(self.estimator, scoring=self.scoring)
         selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
                         executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
@@ -158,10 +203,53 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.best_params_ = dict(candidates[self.best_index_].params)
         self.best_score_ = float(res["estimates"][self.best_index_])
         self.rounds_, self.round_summary_ = _round_tables(selection, candidates, plan, n)
+        self.comparison_ = comparison_table(selection, confidence=self.confidence)
+        self.vs_baseline_ = _vs_baseline(res.get("baseline"), candidates)
         self.cv_results_ = _cv_results(selection, candidates)
         if self.refit:
             self.best_estimator_, self.refit_time_ = refit_best(self.estimator, self.best_params_, X, y, fit_params)
         return self
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # e.g. arrays
+        return a is b
+
+
+def _baseline_index(baseline: Any, estimator: Any, candidates, race: bool) -> int | None:
+    """Index of the baseline setting in ``candidates`` (``None``: no baseline)."""
+    if baseline is None:
+        return None
+    if isinstance(baseline, str):
+        if baseline != "auto":
+            raise ValueError(f"baseline must be 'auto', a dict of parameters or None, got {baseline!r}")
+        if not race:
+            return None  # the published rules keep their own survival
+        own = estimator.get_params(deep=True)
+        for c in candidates:
+            if all(k in own and _same(own[k], v) for k, v in c.params.items()):
+                return c.index
+        return None
+    if not isinstance(baseline, dict):
+        raise TypeError(f"baseline must be 'auto', a dict of parameters or None, got {type(baseline).__name__}")
+    if not race:
+        raise ValueError("baseline belongs to survival='race'; the published rules keep their own survival")
+    for c in candidates:
+        if c.params.keys() == baseline.keys() and all(_same(c.params[k], v) for k, v in baseline.items()):
+            return c.index
+    raise ValueError(f"baseline {baseline!r} is not a setting of param_grid")
+
+
+def _vs_baseline(verdict: dict[str, Any] | None, candidates) -> dict[str, Any] | None:
+    if verdict is None:
+        return None
+    out = dict(verdict)
+    for k in ("baseline", "choice", "challenger"):
+        i = out.get(k, -1)
+        out[k] = dict(candidates[i].params) if i is not None and i >= 0 else None
+    return out
 
 
 def _round_tables(selection, candidates, plan: SubsetPlan, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -15,10 +15,16 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
+from ._race import check_cap, compare_with_baseline, race_survivors
 from ._subset_plan import SubsetPlan, stratified_order
 
 __all__ = ["PSEARCH_FRACTIONS", "PARAMSEARCH_MIN_SIZE", "ProgressiveSampling", "SubsetPlan", "paramsearch_sizes",
-           "psearch_sizes", "schedule_sizes", "stratified_order", "survivors"]
+           "psearch_sizes", "race_survivors", "schedule_sizes", "stratified_order", "survivors"]
+
+#: Default cap on the survivors of a race round, as a fraction of the round's settings.
+RACE_CAP = 0.5
+#: PSearch's floor, also the race's default floor.
+PSEARCH_FLOOR = 0.2
 
 #: PSearch's training-set sizes, as fractions of the training part.
 PSEARCH_FRACTIONS: tuple[float, ...] = (0.01, 0.02, 0.04, 0.05, 0.30, 0.65, 0.85, 1.00)
@@ -221,10 +227,11 @@ class ProgressiveSampling(Strategy):
     ``Draw(c, "subset", (r,), seed=derive_seed(seed, r), size=sizes[r])``; the
     draws of a round are asked together (they are independent) and ``ask``
     returns ``None`` until the whole round has been told; then the survivors are
-    computed (:func:`survivors`) and the next round starts. The run stops when
-    one setting is left or after the last size. The choice is the best setting
-    of the last round reached (ties: first in grid order). A grid of one setting
-    is scored once, on the last size. Pair it with :class:`SubsetPlan`.
+    computed and the next round starts. The run stops when one setting is left or
+    after the last size. The choice is the best setting of the last round reached
+    (ties: first in grid order), except under ``survival="race"`` with a
+    ``baseline`` (see below). A grid of one setting is scored once, on the last
+    size. Pair it with :class:`SubsetPlan`.
 
     Parameters
     ----------
@@ -232,12 +239,28 @@ class ProgressiveSampling(Strategy):
         Size of the training part (``SubsetPlan.n_train(n_samples)``).
     schedule : "paramsearch", "psearch" or list of fractions / sizes
         See :func:`schedule_sizes`.
-    survival : "mean", "median", float, callable or None
-        See :func:`survivors`; ``None``: ``"mean"`` for both published schedules.
+    survival : "mean", "median", "race", float, callable or None
+        ``"race"``: :func:`~certa.strategies._race.race_survivors` on the per-example
+        scores every outcome must carry (``payload["per_example"]``: the scores of the
+        round's evaluation examples, in the same order for every setting, whose mean
+        is the score; :class:`~certa.engine.EstimatorEvaluator` with
+        ``per_example=True`` gives them). Otherwise see :func:`survivors`; ``None``:
+        ``"mean"`` for both published schedules.
     floor : float, None or "auto"
-        PSearch's survival floor; ``"auto"``: 0.2 for ``"psearch"``, none otherwise.
+        PSearch's survival floor; ``"auto"``: 0.2 for ``"psearch"`` and for the race,
+        none otherwise.
     bin_width : float or None
         Score-bin width for the floor (``None``: one bin per distinct score).
+    confidence : float, default=0.95
+        Race only: confidence level of its tests (see :func:`race_survivors`).
+    cap : float, int, None or "auto"
+        Race only: at most this fraction (float) or number (int) of a round's settings
+        survive, besides the baseline; ``"auto"``: 0.5.
+    baseline : int or None
+        Race only: index of a setting (the learner's default) that survives every
+        round; in the last round the choice is the baseline unless another setting
+        is shown better than it (:func:`~certa.strategies._race.compare_with_baseline`),
+        and ``result()["baseline"]`` reports the verdict.
 
     Attributes
     ----------
@@ -257,7 +280,8 @@ class ProgressiveSampling(Strategy):
 
     def __init__(self, n_train: int, schedule: str | Sequence[float | int] = "psearch",
                  survival: str | float | Callable | None = None, floor: float | str | None = "auto",
-                 bin_width: float | None = None) -> None:
+                 bin_width: float | None = None, *, confidence: float = 0.95, cap: float | int | str | None = "auto",
+                 baseline: int | None = None) -> None:
         self.n_train = _check_n_train(n_train)
         self.sizes = schedule_sizes(schedule, self.n_train)
         self.schedule = schedule if isinstance(schedule, str) else [v if isinstance(v, (int, np.integer)) and not
@@ -267,14 +291,16 @@ class ProgressiveSampling(Strategy):
             survival = "mean"
         if isinstance(survival, (int, np.integer)) and not isinstance(survival, bool):
             raise ValueError(f"survival as a number must be a fraction in (0, 1), got {survival!r}")
-        survivors(np.array([1.0]), survival)  # validates the rule
+        race = isinstance(survival, str) and survival == "race"
+        if not race:
+            survivors(np.array([1.0]), survival)  # validates the rule
         self._survival = survival
         self.survival = survival if isinstance(survival, (str, float)) else \
             f"callable:{getattr(survival, '__qualname__', type(survival).__name__)}"
         if isinstance(floor, str):
             if floor != "auto":
                 raise ValueError(f"floor must be a fraction in [0, 1], None or 'auto', got {floor!r}")
-            floor = 0.2 if schedule == "psearch" else None
+            floor = PSEARCH_FLOOR if schedule == "psearch" or race else None
         if floor is not None and (isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1):
             raise ValueError(f"floor must be a fraction in [0, 1], None or 'auto', got {floor!r}")
         self.floor = None if floor is None else float(floor)
@@ -282,18 +308,44 @@ class ProgressiveSampling(Strategy):
                                       or not bin_width > 0):
             raise ValueError(f"bin_width must be a positive number or None, got {bin_width!r}")
         self.bin_width = None if bin_width is None else float(bin_width)
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+            raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
+        self.confidence = float(confidence)
+        if isinstance(cap, str):
+            if cap != "auto":
+                raise ValueError(f"cap must be a fraction in (0, 1], a count >= 1, None or 'auto', got {cap!r}")
+            cap = RACE_CAP if race else None
+        self.cap = check_cap(cap)
+        if baseline is not None and (isinstance(baseline, bool) or not isinstance(baseline, (int, np.integer))
+                                     or baseline < 0):
+            raise ValueError(f"baseline must be a candidate index (int >= 0) or None, got {baseline!r}")
+        self.baseline = None if baseline is None else int(baseline)
+        if not race and (self.cap is not None or self.baseline is not None):
+            raise ValueError("cap and baseline belong to survival='race'; the published rules keep their own "
+                             f"survival (got survival={self.survival!r}, cap={self.cap!r}, baseline={self.baseline!r})")
+        if race and isinstance(self.cap, float) and self.floor is not None and self.cap < self.floor:
+            raise ValueError(f"cap ({self.cap}) must not be below floor ({self.floor})")
+
+    @property
+    def _race(self) -> bool:
+        return isinstance(self._survival, str) and self._survival == "race"
 
     def _start(self) -> None:
         R, C = len(self.sizes), self.n_candidates
+        if self.baseline is not None and self.baseline >= C:
+            raise ValueError(f"baseline {self.baseline} is not a candidate index (there are {C} candidates)")
         self._scores = np.full((R, C), np.nan)
         self._durations = np.zeros((R, C))
         self._evaluated = np.zeros((R, C), dtype=bool)
+        self._examples: dict[int, np.ndarray] = {}  # this round's per-example scores (race)
         self._alive = list(range(C))
         self._round = 0 if C > 1 else R - 1  # one setting: nothing to choose, score it once on the last size
         self._queue = list(self._alive)
         self._pending = 0
         self._rounds: list[dict[str, Any]] = []
         self._finished = False
+        self._choice: int | None = None
+        self._verdict: dict[str, Any] | None = None
 
     @property
     def total_draws(self) -> int | None:
@@ -314,56 +366,121 @@ class ProgressiveSampling(Strategy):
         self._scores[r, draw.candidate] = outcome.score if outcome.ok else np.nan
         self._durations[r, draw.candidate] = outcome.duration
         self._evaluated[r, draw.candidate] = True
+        if self._race and outcome.ok:
+            pay = outcome.payload
+            if not isinstance(pay, dict) or "per_example" not in pay:
+                raise ValueError("survival='race' needs per-example scores: the evaluator must return "
+                                 "payload={'per_example': [...]} (EstimatorEvaluator(per_example=True) does)")
+            self._examples[draw.candidate] = np.asarray(pay["per_example"], dtype=float).ravel()
         self._pending -= 1
         if self._pending == 0 and not self._queue:
             self._close_round()
+
+    def _example_matrix(self, alive: np.ndarray) -> np.ndarray:
+        rows = [self._examples.get(int(c)) for c in alive]
+        width = {len(v) for v in rows if v is not None}
+        if len(width) > 1:
+            raise ValueError(f"per-example scores of one round differ in length ({sorted(width)}); the race needs "
+                             "every setting of a round scored on the same examples")
+        k = width.pop() if width else 1
+        return np.array([np.full(k, np.nan) if v is None else v for v in rows])
 
     def _close_round(self) -> None:
         r = self._round
         alive = np.array(self._alive)
         scores = self._scores[r, alive]
         last = r == len(self.sizes) - 1
+        record: dict[str, Any] = {}
         if last:
-            keep = np.isfinite(scores) & (scores == np.nanmax(scores)) if np.isfinite(scores).any() \
-                else np.zeros(len(alive), dtype=bool)
-            added = np.zeros(len(alive), dtype=bool)
+            keep, added = self._final(alive, scores, record)
+        elif self._race:
+            history = np.array([np.nanmean(self._scores[:r, c]) if r > 0 else 0.0 for c in alive])
+            # ties left after the earlier rounds' mean score are cut at random (seeded), not by grid order
+            jitter = np.random.default_rng(derive_seed(self.seed, r, 1)).random(len(alive))
+            history = np.nan_to_num(history, nan=0.0) + 1e-9 * jitter
+            res = race_survivors(self._example_matrix(alive), confidence=self.confidence, floor=self.floor,
+                                 cap=self.cap, bin_width=self.bin_width,
+                                 protect=alive == (-1 if self.baseline is None else self.baseline), tiebreak=history)
+            keep, added = res["survived"], res["added_by_floor"]
+            record = {"leader": int(alive[res["leader"]]) if res["leader"] >= 0 else -1,
+                      "pvalues_adjusted": res["pvalues_adjusted"].tolist(), "cut_by_cap": res["cut_by_cap"].tolist()}
         else:
             keep, added = survivors(scores, self._survival, self.floor, self.bin_width)
         self._rounds.append({"round": r, "size": self.sizes[r], "candidates": alive.tolist(),
                              "scores": scores.tolist(), "survived": keep.tolist(), "added_by_floor": added.tolist(),
                              "n_evaluated": int(len(alive)), "n_survived": int(keep.sum()),
-                             "time": float(self._durations[r, alive].sum())})
+                             "time": float(self._durations[r, alive].sum()), **record})
+        self._examples = {}
         self._alive = alive[keep].tolist()
+        if not last and len(self._alive) == 1 and self._race and self.baseline is not None:
+            # the race left only one setting: it is the choice; say how it stands against the baseline
+            self._choice = self._alive[0]
+            self._verdict = self._no_challenger(r) if self._choice == self.baseline else None
         if last or len(self._alive) <= 1:
             self._finished = True
             return
         self._round = r + 1
         self._queue = list(self._alive)
 
+    def _no_challenger(self, r: int) -> dict[str, Any]:
+        return {"baseline": self.baseline, "choice": self.baseline, "beat_baseline": False, "challenger": -1,
+                "difference": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"),
+                "pvalue": float("nan"), "pvalue_adjusted": float("nan"), "n_compared": 0,
+                "n_examples": 0, "confidence": self.confidence, "round": r}
+
+    def _final(self, alive: np.ndarray, scores: np.ndarray, record: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        added = np.zeros(len(alive), dtype=bool)
+        finite = np.isfinite(scores)
+        if not finite.any():
+            return np.zeros(len(alive), dtype=bool), added
+        choice = int(alive[np.flatnonzero(scores == np.nanmax(scores))[0]])
+        r = self._round
+        if self._race and self.baseline is not None and len(alive) > 1:
+            rows = np.flatnonzero(alive == self.baseline)
+            if len(rows) and finite[rows[0]]:
+                verdict = compare_with_baseline(self._example_matrix(alive), int(rows[0]), confidence=self.confidence)
+                choice = int(alive[verdict["choice"]])
+                verdict.update(choice=choice, baseline=self.baseline, round=r,
+                               challenger=int(alive[verdict["challenger"]]) if verdict["challenger"] >= 0 else -1)
+                self._verdict = verdict
+                record["vs_baseline"] = dict(verdict)
+            else:  # the baseline failed: nothing to compare with
+                self._verdict = dict(self._no_challenger(r), choice=choice, error="the baseline's evaluation failed")
+        elif self._race and self.baseline is not None and len(alive) == 1 and alive[0] == self.baseline:
+            self._verdict = self._no_challenger(r)
+        self._choice = choice
+        return alive == choice, added
+
     @property
     def finished(self) -> bool:
         return self._finished
 
     def _ranking(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Candidates best first: later last round first, then higher score there, then grid order."""
+        """Candidates best first: the choice, then later last round first, higher score there, grid order."""
         C = self.n_candidates
         evaluated = self._evaluated
         last_round = np.array([np.flatnonzero(evaluated[:, c]).max() if evaluated[:, c].any() else -1
                                for c in range(C)])
         score = np.array([self._scores[last_round[c], c] if last_round[c] >= 0 else np.nan for c in range(C)])
         filled = np.where(np.isnan(score), -np.inf, score)
-        return np.lexsort((np.arange(C), -filled, -last_round)), last_round, score
+        chosen = np.zeros(C, dtype=int)
+        if self._choice is not None:
+            chosen[self._choice] = 1
+        return np.lexsort((np.arange(C), -filled, -last_round, -chosen)), last_round, score
 
     def result(self) -> dict[str, Any]:
         order, last_round, score = self._ranking()
         C = self.n_candidates
         rank = np.empty(C, dtype=int)
-        # equal (last round, score) share a rank, as GridSearchCV's rank_test_score ("min")
-        key = [(last_round[c], score[c] if np.isfinite(score[c]) else -np.inf) for c in order]
+        # equal (last round, score) share a rank, as GridSearchCV's rank_test_score ("min"); the choice is alone first
+        key = [(c == self._choice, last_round[c], score[c] if np.isfinite(score[c]) else -np.inf) for c in order]
         for pos, c in enumerate(order):
             rank[c] = pos + 1 if pos == 0 or key[pos] != key[pos - 1] else rank[order[pos - 1]]
         best = int(order[0])
         tied = [int(c) for pos, c in enumerate(order) if key[pos] == key[0]]
-        return {"best": best, "estimates": score, "last_round": last_round, "rank": rank,
-                "ranking": order, "scores": self._scores.copy(), "sizes": list(self.sizes),
-                "rounds": [dict(r) for r in self._rounds], "tied": tied}
+        out = {"best": best, "estimates": score, "last_round": last_round, "rank": rank,
+               "ranking": order, "scores": self._scores.copy(), "sizes": list(self.sizes),
+               "rounds": [dict(r) for r in self._rounds], "tied": tied}
+        if self._race:
+            out["baseline"] = None if self._verdict is None else dict(self._verdict)
+        return out

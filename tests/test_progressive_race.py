@@ -1,0 +1,291 @@
+"""The race survival rule of progressive sampling, the baseline it keeps, and the final round's comparison table."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.datasets import load_digits, make_regression
+from sklearn.linear_model import Ridge
+from sklearn.metrics import accuracy_score, mean_absolute_error
+from sklearn.tree import DecisionTreeClassifier
+
+from certa import FunctionEvaluator, SQLiteStore, comparison_table, run
+from certa.engine import EstimatorEvaluator
+from certa.engine.draws import Draw, derive_seed
+from certa.search.progressive import ProgressiveSearchCV
+from certa.stats import mcnemar_table
+from certa.strategies._race import compare_with_baseline, paired_pvalues, race_survivors
+from certa.strategies.progressive import ProgressiveSampling, SubsetPlan
+
+
+# ---------------------------------------------------------------- the paired test
+
+def test_paired_pvalues_match_exact_mcnemar_and_scipy_t():
+    rng = np.random.default_rng(0)
+    X = (rng.random((6, 300)) < np.linspace(0.5, 0.8, 6)[:, None]).astype(float)
+    p = paired_pvalues(X, 5)
+    for j in range(5):
+        b = int(((X[5] == 1) & (X[j] == 0)).sum())
+        c = int(((X[5] == 0) & (X[j] == 1)).sum())
+        ref = mcnemar_table([[0, b], [c, 0]], alternative="greater").pvalue
+        assert p[j] == pytest.approx(ref, rel=1e-12)
+        assert p[j] == pytest.approx(stats.binomtest(b, b + c, 0.5, alternative="greater").pvalue, rel=1e-9)
+    assert p[5] == 1.0
+    Y = rng.normal(size=(4, 50)) + np.array([0.5, 0.0, 0.2, 0.49])[:, None]
+    q = paired_pvalues(Y, 0)
+    for j in (1, 2, 3):
+        assert q[j] == pytest.approx(stats.ttest_rel(Y[0], Y[j], alternative="greater").pvalue, rel=1e-9)
+    Y[2] = Y[0] - 0.1  # every example exactly 0.1 worse: zero spread, certain
+    assert paired_pvalues(Y, 0)[2] == 0.0
+    X[3] = np.nan  # a failed setting has no p-value
+    assert np.isnan(paired_pvalues(X, 5)[3])
+
+
+# ---------------------------------------------------------------- the race rule
+
+def _leader_and(b_c_pairs, n=200):
+    """A leader right on the first 150 examples; setting j differs on b_j (leader right) and c_j examples."""
+    leader = np.r_[np.ones(150), np.zeros(n - 150)]
+    rows = [leader]
+    for b, c in b_c_pairs:
+        x = leader.copy()
+        x[:b] = 0            # wrong where the leader is right
+        x[150:150 + c] = 1   # right where the leader is wrong
+        rows.append(x)
+    return np.array(rows)
+
+
+def test_race_keeps_what_is_within_noise_and_drops_what_is_clearly_worse():
+    # three comparisons (Bonferroni x3): b discordant pairs against the leader, none the other way,
+    # give p = 2^-b; dropped iff 3 * 2^-b < 0.05, i.e. b >= 6 (3/64 = 0.047); b = 5 gives 3/32 = 0.094
+    X = _leader_and([(5, 0), (6, 0), (40, 10)])
+    res = race_survivors(X, confidence=0.95)
+    assert res["leader"] == 0
+    assert res["survived"].tolist() == [True, True, False, False]
+    assert res["pvalues"][1:3] == pytest.approx([2.0 ** -5, 2.0 ** -6])
+    assert res["pvalues_adjusted"][1:3] == pytest.approx([3 * 2.0 ** -5, 3 * 2.0 ** -6])
+    # a setting level with the leader (as many discordant pairs each way) always stays
+    assert race_survivors(_leader_and([(30, 30), (40, 10)]))["survived"].tolist() == [True, True, False]
+    # a stricter confidence keeps more: 3 * 2^-6 = 0.047 is not below 0.01
+    assert race_survivors(X, confidence=0.99)["survived"].tolist() == [True, True, True, False]
+    # the protected setting (the baseline) stays whatever its evidence
+    assert race_survivors(X, protect=np.array([0, 0, 0, 1]))["survived"].tolist() == [True, True, False, True]
+
+
+def test_race_keeps_the_best_with_the_stated_confidence_by_simulation():
+    # 25 settings of equal accuracy (every one is "the best") on 100 shared examples whose difficulty
+    # correlates the settings' errors; the race must drop a given one in at most 5 % of rounds
+    # (Bonferroni over the comparisons with the data-chosen leader; exact McNemar is conservative).
+    rng = np.random.default_rng(1)
+    n_sim, m, n = 2000, 25, 100
+    dropped = 0
+    for _ in range(n_sim):
+        difficulty = rng.random(n)
+        X = (rng.random((m, n)) < 0.3 + 0.6 * difficulty).astype(float)
+        dropped += not race_survivors(X, confidence=0.95)["survived"][0]
+    rate = dropped / n_sim
+    assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / n_sim)
+    # and the race is not blind: one setting 15 points worse than 24 equal ones is dropped most of the time
+    hits = 0
+    for _ in range(300):
+        u = rng.random(400)
+        X = (rng.random((m, 400)) < 0.85).astype(float)
+        X[-1] = (u < 0.70).astype(float)
+        hits += not race_survivors(X)["survived"][-1]
+    assert hits / 300 > 0.9
+
+
+def test_floor_and_cap_bound_the_survivors():
+    rng = np.random.default_rng(2)
+    u = rng.random(400)
+    # nothing within noise of a far-ahead leader: the race alone keeps only it; the floor adds bins back
+    accs = np.r_[0.95, np.linspace(0.30, 0.50, 19)]
+    X = (u[None, :] < accs[:, None]).astype(float)
+    assert race_survivors(X)["survived"].sum() == 1
+    res = race_survivors(X, floor=0.2)
+    assert res["survived"].sum() == 4 and res["added_by_floor"].sum() == 3  # ceil(0.2 * 20) = 4
+    assert res["survived"][[0, 19, 18, 17]].all()  # the best scores come back first
+    # everything level: the race keeps all 20; the cap keeps ceil(0.5 * 20) = 10 by score, or 3 as a count
+    Y = (rng.random((20, 30)) < 0.5).astype(float)
+    assert race_survivors(Y)["survived"].all()
+    capped = race_survivors(Y, cap=0.5, floor=0.2)
+    assert capped["survived"].sum() == 10 and capped["cut_by_cap"].sum() == 10
+    scores = Y.mean(axis=1)
+    assert scores[capped["survived"]].min() >= scores[~capped["survived"]].max()
+    protect = np.zeros(20, dtype=bool)
+    protect[np.argmin(scores)] = True  # the worst is the baseline: kept on top of the cap
+    res = race_survivors(Y, cap=3, protect=protect)
+    assert res["survived"].sum() == 4 and res["survived"][protect].all()
+
+
+# ---------------------------------------------------------------- runs with a baseline
+
+def _nested(params, seed):
+    """Per-example 0/1 scores on 400 shared examples of the round (the draw seed is the round's):
+    setting x is right where u < acc[x], so better settings are right wherever worse ones are."""
+    u = np.random.default_rng(seed).random(400)
+    per = (u < params["acc"]).astype(float)
+    return {"score": per.mean(), "payload": {"per_example": per}}
+
+
+def test_default_survives_to_the_end_and_is_the_choice_unless_beaten():
+    accs = [0.50, 0.60, 0.70, 0.80, 0.86, 0.88, 0.90, 0.55, 0.65, 0.75]
+    grid = {"acc": accs}
+    sizes = [100, 200, 400, 800, 1600]
+    # the default (0.50) is the worst: the race alone drops it at once, kept as the baseline it reaches the end
+    alone = run(ProgressiveSampling(1600, sizes, "race"), FunctionEvaluator(_nested), grid, random_state=0)
+    assert not alone.result["rounds"][0]["survived"][0]
+    sel = run(ProgressiveSampling(1600, sizes, "race", baseline=0), FunctionEvaluator(_nested), grid, random_state=0)
+    rounds = sel.result["rounds"]
+    assert len(rounds) == len(sizes) and all(0 in r["candidates"] for r in rounds)
+    v = sel.result["baseline"]
+    assert sel.best_index == 6 and v["choice"] == 6 and v["beat_baseline"] and v["baseline"] == 0
+    u = np.random.default_rng(derive_seed(0, len(sizes) - 1)).random(400)  # the last round's examples
+    exact = np.mean((u < 0.90).astype(float) - (u < 0.50))
+    assert v["difference"] == pytest.approx(exact) and v["ci_low"] < exact < v["ci_high"]
+    assert sel.result["ranking"][0] == 6
+    # a default within noise of the best (0.895 vs 0.90: ~2 of 400 examples apart) stays the choice
+    grid2 = {"acc": [0.895] + accs[1:]}
+    sel2 = run(ProgressiveSampling(1600, sizes, "race", baseline=0), FunctionEvaluator(_nested), grid2, random_state=0)
+    v2 = sel2.result["baseline"]
+    assert sel2.best_index == 0 and not v2["beat_baseline"] and v2["challenger"] == 6
+    assert v2["pvalue_adjusted"] >= 0.05 and v2["ci_low"] <= v2["difference"] <= v2["ci_high"]
+    assert sel2.result["ranking"][0] == 0 and sel2.result["rank"][0] == 1
+
+
+def test_verdict_interval_covers_the_true_difference_by_simulation():
+    # paired 0/1 scores: P(challenger right, baseline wrong) = 0.08, the reverse 0.05: difference 0.03
+    rng = np.random.default_rng(3)
+    n_sim, n, cover = 2000, 500, 0
+    for _ in range(n_sim):
+        w = rng.random(n)
+        base = (w >= 0.08) & (w < 0.80)   # right on [0.08, 0.80)
+        chal = w < 0.75                   # right on [0, 0.75): +0.08 on [0, 0.08), -0.05 on [0.75, 0.80)
+        X = np.array([base, chal], dtype=float)
+        v = compare_with_baseline(X, 0, confidence=0.95)
+        cover += v["ci_low"] <= 0.03 <= v["ci_high"]
+    assert abs(cover / n_sim - 0.95) <= 3 * math.sqrt(0.05 * 0.95 / n_sim)
+
+
+def test_cap_and_floor_hold_in_a_run():
+    grid = {"acc": list(np.linspace(0.6, 0.62, 40))}  # all within noise of each other
+    sel = run(ProgressiveSampling(1600, [100, 200, 400, 800, 1600], "race", baseline=39),
+              FunctionEvaluator(_nested), grid, random_state=1)
+    for r in sel.result["rounds"][:-1]:
+        n = r["n_evaluated"]
+        assert math.ceil(0.2 * n) <= r["n_survived"] <= math.ceil(0.5 * n) + 1
+        assert r["survived"][r["candidates"].index(39)]
+
+
+def test_race_resumes_from_a_store_with_its_payloads(tmp_path):
+    grid = {"acc": [0.5, 0.6, 0.7, 0.8, 0.9]}
+    path = tmp_path / "race.sqlite"
+    first = run(ProgressiveSampling(800, [100, 400, 800], "race", baseline=0), FunctionEvaluator(_nested), grid,
+                random_state=4, store=SQLiteStore(path))
+    again = run(ProgressiveSampling(800, [100, 400, 800], "race", baseline=0), FunctionEvaluator(_nested), grid,
+                random_state=4, store=SQLiteStore(path))
+    assert again.n_reused == len(first.evaluations) and again.best_index == first.best_index
+    assert again.result["baseline"]["difference"] == first.result["baseline"]["difference"]
+
+
+def test_race_needs_per_example_scores_and_bad_input():
+    with pytest.raises(ValueError, match="per-example"):
+        run(ProgressiveSampling(800, [100, 800], "race"), FunctionEvaluator(lambda p, seed: 0.5), {"a": [1, 2]})
+    with pytest.raises(ValueError, match="cap and baseline"):
+        ProgressiveSampling(800, "psearch", baseline=0)
+    with pytest.raises(ValueError, match="cap and baseline"):
+        ProgressiveSampling(800, "psearch", "mean", cap=0.5)
+    with pytest.raises(ValueError, match="cap"):
+        ProgressiveSampling(800, "psearch", "race", cap=0.1)  # below the floor
+    with pytest.raises(ValueError, match="cap"):
+        ProgressiveSampling(800, "psearch", "race", cap=0)
+    with pytest.raises(ValueError, match="confidence"):
+        ProgressiveSampling(800, "psearch", "race", confidence=1.0)
+    with pytest.raises(ValueError, match="baseline"):
+        ProgressiveSampling(800, "psearch", "race", baseline=-1)
+    with pytest.raises(ValueError, match="baseline"):
+        run(ProgressiveSampling(800, "psearch", "race", baseline=5), FunctionEvaluator(_nested), {"acc": [0.1, 0.2]})
+
+
+# ---------------------------------------------------------------- the front and the evaluator
+
+def test_evaluator_per_example_scores_match_sklearn():
+    X, y = load_digits(return_X_y=True)
+    plan = SubsetPlan(0)
+    draw = Draw(0, "subset", (0,), size=600)
+    out = EstimatorEvaluator(DecisionTreeClassifier(random_state=0), X, y, plan, per_example=True).evaluate(
+        {"max_depth": 6}, draw)
+    tr, te = plan.split(draw, y, len(y))
+    est = DecisionTreeClassifier(random_state=0, max_depth=6).fit(X[tr], y[tr])
+    assert out["score"] == accuracy_score(y[te], est.predict(X[te]))
+    assert np.array_equal(out["payload"]["per_example"], est.predict(X[te]) == y[te])
+    Xr, yr = make_regression(300, 5, noise=5, random_state=0)
+    ev = EstimatorEvaluator(Ridge(), Xr, yr, SubsetPlan(0, stratified=False), "neg_mean_absolute_error",
+                            per_example=True)
+    out = ev.evaluate({"alpha": 1.0}, Draw(0, "subset", (0,), size=200))
+    tr, te = SubsetPlan(0, stratified=False).split(Draw(0, "subset", (0,), size=200), None, 300)
+    pred = Ridge(alpha=1.0).fit(Xr[tr], yr[tr]).predict(Xr[te])
+    assert out["score"] == pytest.approx(-mean_absolute_error(yr[te], pred))
+    with pytest.raises(ValueError, match="per_example"):
+        EstimatorEvaluator(DecisionTreeClassifier(), X, y, plan, scoring="f1_macro", per_example=True)
+    with pytest.raises(ValueError, match="per_example"):
+        EstimatorEvaluator(Ridge(), Xr, yr, plan, per_example=True)  # R^2 is not a mean over examples
+
+
+def test_front_race_reports_baseline_and_final_round_table():
+    X, y = load_digits(return_X_y=True)
+    grid = {"min_samples_leaf": [1, 2, 5, 25, 100], "criterion": ["gini", "entropy"]}
+    s = ProgressiveSearchCV(DecisionTreeClassifier(random_state=0, min_samples_leaf=100), grid,
+                            schedule=[0.1, 0.25, 0.5, 1.0], survival="race", random_state=0, refit=False).fit(X, y)
+    v = s.vs_baseline_
+    # "auto": the estimator's own setting (min_samples_leaf=100, gini) is the baseline; it is far worse
+    assert v["baseline"] == {"min_samples_leaf": 100, "criterion": "gini"} and v["beat_baseline"]
+    assert v["choice"] == s.best_params_ and v["difference"] > 0 and v["ci_low"] > 0
+    last = s.rounds_[s.rounds_["round"] == s.rounds_["round"].max()]
+    base = s.cv_results_["params"].index({"min_samples_leaf": 100, "criterion": "gini"})
+    assert base in set(last["candidate"])  # the baseline reached the final round
+    t = s.comparison_
+    assert set(t["candidate"]) == set(last["candidate"]) - {s.best_index_}
+    assert (t["n_pairs"] == last["eval_size"].iloc[0]).all()
+    # the table's tests, checked against scipy on the stored per-example scores
+    sel = s.selection_
+    r = int(last["round"].iloc[0])
+    key = {c: k for c, i, k in zip(sel.evaluations["candidate"], sel.evaluations["index"], sel.evaluations["key"])
+           if i == (r,)}
+    best = sel.payloads[key[s.best_index_]]["per_example"].astype(float)
+    p_raw = []
+    for row in t.itertuples():
+        other = sel.payloads[key[row.candidate]]["per_example"].astype(float)
+        b, c = int(((best == 1) & (other == 0)).sum()), int(((best == 0) & (other == 1)).sum())
+        p_ref = stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
+        assert row.pvalue == pytest.approx(p_ref, rel=1e-9)
+        ci = stats.ttest_rel(best, other).confidence_interval(0.95)
+        assert (row.ci_low, row.ci_high) == pytest.approx((ci.low, ci.high))
+        p_raw.append(row.pvalue)
+    from statsmodels.stats.multitest import multipletests
+    assert t["pvalue_holm"].to_numpy() == pytest.approx(multipletests(p_raw, method="holm")[1])
+    # the same table from the public function
+    assert comparison_table(s)["pvalue_holm"].tolist() == t["pvalue_holm"].tolist()
+
+
+def test_front_published_rules_unchanged_and_race_input_checks():
+    X, y = load_digits(return_X_y=True)
+    grid = {"min_samples_leaf": [1, 5, 25], "criterion": ["gini", "entropy"]}
+    s = ProgressiveSearchCV(DecisionTreeClassifier(random_state=0), grid, schedule=[0.25, 1.0], random_state=0,
+                            refit=False).fit(X, y)
+    assert s.vs_baseline_ is None and len(s.comparison_) >= 1  # the published rule: no baseline, a table
+    for row in s.rounds_.itertuples():  # scores are plain accuracies (the per-example path changes nothing)
+        tr, te = SubsetPlan(0).split(Draw(row.candidate, "subset", (row.round,), size=row.size), y, len(y))
+        est = DecisionTreeClassifier(random_state=derive_seed(0, row.round),  # the evaluator seeds each round
+                                     **s.cv_results_["params"][row.candidate]).fit(X[tr], y[tr])
+        assert row.score == est.score(X[te], y[te])
+    with pytest.raises(ValueError, match="survival='race'"):
+        ProgressiveSearchCV(DecisionTreeClassifier(), grid, survival="race", scoring="f1_macro").fit(X, y)
+    with pytest.raises(ValueError, match="not a setting"):
+        ProgressiveSearchCV(DecisionTreeClassifier(), grid, survival="race",
+                            baseline={"min_samples_leaf": 7, "criterion": "gini"}).fit(X, y)
+    with pytest.raises(ValueError, match="baseline belongs"):
+        ProgressiveSearchCV(DecisionTreeClassifier(), grid, baseline={"min_samples_leaf": 1, "criterion": "gini"}
+                            ).fit(X, y)
+    with pytest.raises(TypeError, match="baseline"):
+        ProgressiveSearchCV(DecisionTreeClassifier(), grid, survival="race", baseline=3).fit(X, y)
