@@ -174,10 +174,16 @@ def read_cache() -> dict:
 
 
 def write_cache(key: str, entry: dict) -> None:
-    cache = read_cache()
-    cache[key] = entry
+    import fcntl
+
     CACHE.parent.mkdir(parents=True, exist_ok=True)
-    CACHE.write_text(json.dumps(cache, indent=1, default=float))
+    with open(CACHE.with_suffix(".lock"), "w") as lock:  # runs for different draws may share the file
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cache = read_cache()
+        cache[key] = entry
+        tmp = CACHE.with_suffix(".tmp")
+        tmp.write_text(json.dumps(cache, indent=1, default=float))
+        tmp.replace(CACHE)
 
 
 def find_index(cands, params):
@@ -219,7 +225,7 @@ def one_learner(name, draw, args, X, y):
     ex_correct = np.array([_unpack(t, ex["n_eval"]) for t in ex["correct"]])
     ex_wall, ex_cpu = ex["wall_s"], ex["eval_s"]
     timing = None
-    if ex["reused"]:
+    if ex["reused"] and args.sample_every > 0:
         # the ranking is cached; the exhaustive side of the time shares is timed here, in this job
         timing = time_exhaustive_sample(make(), grid, X, y, args.seed, args.n_jobs, args.cache, args.sample_every)
         if not np.allclose(timing["scores_timed"], ex_scores[::args.sample_every]):
@@ -318,8 +324,9 @@ def markdown(res) -> str:
         for name, r in learners.items():
             ex = r["exhaustive"]
             d_acc = r["default"]["accuracy"]
-            reused = (f" (ranking cached; time: {ex['timed_sample']['n_timed']} settings timed in this job, "
-                      f"scaled)" if ex["reused_from_cache"] else "")
+            reused = "" if not ex["reused_from_cache"] else \
+                " (ranking and time cached: another job)" if not ex["timed_sample"] else \
+                f" (ranking cached; time: {ex['timed_sample']['n_timed']} settings timed in this job, scaled)"
             lines.append(f"| {draw} | {name} ({r['n_settings']}) | exhaustive{reused} | - | 1 | {ex['best_accuracy']:.4f} | "
                          f"{100 * ((1 - d_acc) - (1 - ex['best_accuracy'])) / (1 - d_acc):.1f} % | "
                          f"{100 * (ex['best_accuracy'] - d_acc):+.2f} | {ex['wall_s']:.0f} | 100 | 100 |")
@@ -408,7 +415,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--reuse-exhaustive", action="store_true",
                     help=f"take the exhaustive ranking from {CACHE.name} where it is there")
     ap.add_argument("--sample-every", type=int, default=10,
-                    help="with --reuse-exhaustive: time every k-th setting of the exhaustive search in this job")
+                    help="with --reuse-exhaustive: time every k-th setting of the exhaustive search in this job "
+                         "(0: take the cached run's time)")
     ap.add_argument("--no-halving", action="store_true")
     ap.add_argument("--tag", default="", help="suffix of the result files (progressive_lemma<_quick><_tag>)")
     ap.add_argument("--no-cache", dest="cache", action="store_false",

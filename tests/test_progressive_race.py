@@ -188,6 +188,16 @@ def test_race_resumes_from_a_store_with_its_payloads(tmp_path):
     assert again.result["baseline"]["difference"] == first.result["baseline"]["difference"]
 
 
+def test_race_spec_rebuilds_and_published_spec_is_unchanged():
+    from certa.loading import rebuild_strategy
+
+    race = ProgressiveSampling(800, [100, 400, 800], "race", baseline=2, cap=3, confidence=0.9)
+    back = rebuild_strategy(race.spec())
+    assert back is not None and (back.baseline, back.cap, back.confidence, back.floor) == (2, 3, 0.9, 0.2)
+    published = ProgressiveSampling(800, "psearch").spec()
+    assert not {"confidence", "cap", "baseline"} & set(published) and rebuild_strategy(published) is not None
+
+
 def test_race_needs_per_example_scores_and_bad_input():
     with pytest.raises(ValueError, match="per-example"):
         run(ProgressiveSampling(800, [100, 800], "race"), FunctionEvaluator(lambda p, seed: 0.5), {"a": [1, 2]})

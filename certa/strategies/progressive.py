@@ -326,6 +326,13 @@ class ProgressiveSampling(Strategy):
         if race and isinstance(self.cap, float) and self.floor is not None and self.cap < self.floor:
             raise ValueError(f"cap ({self.cap}) must not be below floor ({self.floor})")
 
+    def spec(self) -> dict[str, Any]:
+        out = super().spec()
+        if not self._race:  # the published rules' spec (a run's identity in a store) stays as it was
+            for k in ("confidence", "cap", "baseline"):
+                out.pop(k, None)
+        return out
+
     @property
     def _race(self) -> bool:
         return isinstance(self._survival, str) and self._survival == "race"
