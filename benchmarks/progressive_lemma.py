@@ -316,7 +316,10 @@ def markdown(res) -> str:
              "every chosen setting is its exhaustive score (whole training part, whole evaluation part); error "
              "reduction is relative to the learner's default setting; 'vs default' is the exhaustive accuracy "
              "difference chosen - default in points with a 95 % paired interval over the evaluation examples. "
-             f"Race: confidence {res['confidence']}, default setting as baseline.", ""]
+             f"Race: confidence {res['confidence']}, default setting as baseline."
+             + (f" Merged from {len(res['parts'])} runs ({', '.join(res['parts'])}), one per draw and learner, run as "
+                "separate processes at the same time (each compares its own methods under the same load; the load "
+                "averages are the highest of the runs)." if res.get("parts") else ""), ""]
     head = ("| draw | learner | method | survival | exhaustive ranks of top 5 | chosen accuracy | error reduction vs default "
             "| vs default (exhaustive, points) | wall time (s) | % of exhaustive wall | % of exhaustive eval time |")
     lines += [head, "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -400,6 +403,25 @@ def acceptance(res) -> list[str]:
     return out
 
 
+def combine(args) -> dict:
+    """Merge the result files of several runs (same settings, different draws or learners) into one."""
+    out = ROOT / "benchmarks" / "results"
+    parts = [json.loads((out / f"progressive_lemma{'_quick' if args.quick else ''}_{t}.json").read_text())
+             for t in args.combine.split(",")]
+    res = dict(parts[0], draws={}, parts=args.combine.split(","))
+    res["load_average_start"] = [max(p["load_average_start"][i] for p in parts) for i in range(3)]
+    res["load_average_end"] = [max(p["load_average_end"][i] for p in parts) for i in range(3)]
+    res["total_wall_s"] = max(p["total_wall_s"] for p in parts)
+    for p in parts:
+        for draw, learners in p["draws"].items():
+            res["draws"].setdefault(draw, {}).update(learners)
+    stem = "progressive_lemma" + ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+    (out / f"{stem}.json").write_text(json.dumps(res, indent=2, default=float))
+    (out / f"{stem}.md").write_text(markdown(res))
+    print(markdown(res))
+    return res
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="6,000 instances and 36-setting grids")
@@ -422,8 +444,13 @@ def main(argv=None) -> dict:
     ap.add_argument("--no-cache", dest="cache", action="store_false",
                     help="refit the encoder for every setting (default: cache_transformers=True in the exhaustive "
                          "search and in every schedule alike)")
+    ap.add_argument("--combine", default="",
+                    help="comma-separated tags of finished runs (e.g. one per draw and learner, run in parallel) to "
+                         "merge into the result files of --tag; runs nothing")
     args = ap.parse_args(argv)
     args.only = [s for s in args.only.split(",") if s]
+    if args.combine:
+        return combine(args)
     n_inst = args.n_instances or (6000 if args.quick else 20000)
     plan = SubsetPlan(args.seed)
     res = {"quick": args.quick, "n_instances": n_inst, "seed": args.seed, "n_jobs": args.n_jobs,
