@@ -283,8 +283,9 @@ def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: i
 
     from .draws import Outcome
 
-    use_alarm = timeout is not None and threading.current_thread() is threading.main_thread() \
-        and hasattr(signal, "setitimer")
+    # (an infinite or non-positive timeout is no limit: run() refuses them up front)
+    use_alarm = timeout is not None and math.isfinite(timeout) and timeout > 0 \
+        and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
     if use_alarm:
         def _on_alarm(signum, frame):  # noqa: ARG001
             raise TimeoutError(f"evaluation exceeded the timeout of {timeout} s")

@@ -1,7 +1,12 @@
-"""Where evaluations run: inline, local processes (loky), Dask, Ray, or any concurrent.futures.Executor."""
+"""Where evaluations run: inline, local processes (pebble), Dask, Ray, or any concurrent.futures.Executor."""
 from __future__ import annotations
 
+import atexit
+import math
 import os
+import signal
+import sys
+import threading
 from concurrent.futures import Executor, Future
 from typing import Any, Callable
 
@@ -16,6 +21,176 @@ class InlineExecutor(Executor):
         except BaseException as exc:  # noqa: BLE001 - passed on to the caller through the future
             fut.set_exception(exc)
         return fut
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Worker initializer: die with the main process, and let SIGTERM kill at once.
+
+    ``PR_SET_PDEATHSIG`` (Linux) makes the kernel send SIGKILL when the process that
+    started the worker dies, even while the worker is stuck in C code; a watcher thread
+    that polls the main process covers other systems (and a forkserver parent). The
+    default SIGTERM action (instead of pebble's Python handler, which runs only when C
+    code returns) lets a timed-out worker be stopped at once.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except Exception:  # noqa: BLE001 - the watcher thread below still works
+            pass
+
+    def watch() -> None:
+        import time
+
+        while True:
+            try:
+                os.kill(parent_pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, daemon=True, name="certa-parent-watch").start()
+    try:
+        os.kill(parent_pid, 0)
+    except ProcessLookupError:
+        os._exit(1)
+
+
+def _limit_threads(threads: int, parent_pid: int) -> None:
+    _watch_parent(parent_pid)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads)
+    except Exception:  # noqa: BLE001 - a performance hint only
+        pass
+
+
+class WorkerDied(RuntimeError):
+    """The worker process running an evaluation ended abnormally (``os._exit``, abort, segfault, OOM kill)."""
+
+
+class EvaluationTimeout(RuntimeError):
+    """An evaluation ran past its timeout; its worker process was killed and replaced."""
+
+
+class LocalProcessExecutor(Executor):
+    """Local worker processes (:class:`pebble.ProcessPool`) that survive a dying task.
+
+    Unlike a ``ProcessPoolExecutor`` or loky, whose pools break as a whole when one
+    worker dies, each task's future fails on its own: a worker that dies (``os._exit``,
+    ``abort``, a segfault) fails only the task it was running with :class:`WorkerDied`,
+    and is replaced. With ``timeout``, a task still running after ``timeout`` seconds has
+    its worker killed (also inside C code) and fails with :class:`EvaluationTimeout`.
+    Workers exit when the main process dies, even if it is killed with SIGKILL.
+
+    Parameters
+    ----------
+    max_workers : int
+    timeout : float or None
+        Hard limit in seconds per task.
+    """
+
+    def __init__(self, max_workers: int, timeout: float | None = None) -> None:
+        from pebble import ProcessPool
+
+        self._max_workers = int(max_workers)
+        self.timeout = timeout
+        threads = max(1, (os.cpu_count() or 1) // self._max_workers)
+        # Workers are started as fresh interpreters by loky's process launcher (fork + exec):
+        # not a bare fork, which hangs when the parent has used OpenMP or holds locks in other
+        # threads; and unlike multiprocessing's spawn / forkserver, it does not re-run the
+        # user's __main__ module in each worker (a script without a main guard works).
+        from loky.backend.context import get_context
+
+        ctx = get_context("loky")
+        self._pool = ProcessPool(max_workers=self._max_workers, initializer=_limit_threads,
+                                 initargs=(threads, os.getpid()), context=ctx)
+
+    def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
+        from concurrent.futures import TimeoutError as FuturesTimeout
+
+        from pebble import ProcessExpired
+
+        inner = self._pool.schedule(fn, args=args, kwargs=kwargs, timeout=self.timeout)
+        outer: Future = Future()
+
+        def relay(f: Future) -> None:
+            if f.cancelled():
+                outer.cancel()
+                return
+            exc = f.exception()
+            if isinstance(exc, ProcessExpired):
+                code = exc.exitcode
+                how = f"signal {-code} ({signal.Signals(-code).name})" if isinstance(code, int) and code < 0 \
+                    and -code in signal.Signals._value2member_map_ else f"exit code {code}"
+                exc = WorkerDied(f"the worker process running this evaluation died ({how})")
+            elif isinstance(exc, FuturesTimeout):
+                exc = EvaluationTimeout(f"evaluation exceeded the timeout of {self.timeout} s; its worker was killed")
+            if exc is not None:
+                outer.set_exception(exc)
+            else:
+                outer.set_result(f.result())
+
+        outer.set_running_or_notify_cancel()
+        inner.add_done_callback(relay)
+        outer._certa_inner = inner  # type: ignore[attr-defined]  # cancel() below reaches the pebble task
+        return outer
+
+    @staticmethod
+    def cancel(future: Future) -> None:
+        """Cancel a task, killing its worker if it is running."""
+        inner = getattr(future, "_certa_inner", None)
+        if inner is not None:
+            inner.cancel()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if wait and not cancel_futures:
+            self._pool.close()
+            self._pool.join()
+        else:
+            self._pool.stop()
+            self._pool.join()
+
+
+_LOCAL_POOL: dict[str, LocalProcessExecutor] = {}
+
+
+def local_executor(n_workers: int, timeout: float | None) -> LocalProcessExecutor:
+    """A reusable :class:`LocalProcessExecutor` (kept across runs, like loky's reusable executor)."""
+    pool = _LOCAL_POOL.get("pool")
+    if pool is not None and (pool._max_workers != n_workers or not pool._pool.active):
+        pool.shutdown(wait=False)
+        pool = None
+    if pool is None:
+        pool = LocalProcessExecutor(n_workers)
+        _LOCAL_POOL["pool"] = pool
+    pool.timeout = timeout
+    return pool
+
+
+@atexit.register
+def _stop_local_pool() -> None:
+    pool = _LOCAL_POOL.pop("pool", None)
+    if pool is not None:
+        pool.shutdown(wait=False)
+
+
+def check_timeout(timeout: Any) -> float | None:
+    """``timeout`` validated: a finite positive number of seconds, or ``None`` (no limit)."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ValueError(f"timeout must be a finite positive number of seconds, or None for no limit; got {timeout!r}")
+    return float(timeout)
 
 
 class RayExecutor(Executor):
@@ -55,29 +230,36 @@ def _effective_workers(n_jobs: int | None) -> int:
     return max(1, cores + 1 + n_jobs) if n_jobs < 0 else n_jobs
 
 
-def resolve_executor(executor: Any = None, n_jobs: int | None = 1) -> tuple[Executor, int, bool]:
+def resolve_executor(executor: Any = None, n_jobs: int | None = 1,
+                     timeout: float | None = None) -> tuple[Executor, int, bool]:
     """Return ``(executor, n_workers, owned)`` for the given ``executor`` / ``n_jobs``.
 
-    ``executor`` may be ``None`` (inline for one job, loky processes otherwise),
-    a ``concurrent.futures.Executor``, a ``dask.distributed.Client`` (wrapped
-    with ``client.get_executor(pure=False)``: Dask's default ``pure=True`` would
-    merge identical repeated calls), or the string ``"ray"``.
+    ``executor`` may be ``None`` (inline for one job without a timeout, local
+    :class:`LocalProcessExecutor` processes otherwise: a timeout is enforced by killing
+    the worker, so it needs one even for ``n_jobs=1``), a
+    ``concurrent.futures.Executor``, a ``dask.distributed.Client`` (wrapped with
+    ``client.get_executor(pure=False)``: Dask's default ``pure=True`` would merge
+    identical repeated calls), or the string ``"ray"``. ``timeout`` is refused for
+    Dask and Ray, which cannot stop a running task.
     """
     n_workers = _effective_workers(n_jobs)
+    timeout = check_timeout(timeout)
     if executor is None:
-        if n_workers == 1:
+        if n_workers == 1 and timeout is None:
             return InlineExecutor(), 1, True
-        from loky import get_reusable_executor
-
-        threads = str(max(1, (os.cpu_count() or 1) // n_workers))
-        env = {v: threads for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-        return get_reusable_executor(max_workers=n_workers, timeout=300, env=env), n_workers, False
+        return local_executor(n_workers, timeout), n_workers, False
     if isinstance(executor, str):
         if executor == "ray":  # n_jobs is ignored: the cluster's CPUs set the concurrency
+            if timeout is not None:
+                raise ValueError("timeout= is not supported with executor='ray' (Ray cannot stop a running task); "
+                                 "use the local executor (executor=None) for a hard timeout")
             ray_pool = RayExecutor()
             return ray_pool, ray_pool._max_workers, True
         raise ValueError(f"executor must be an Executor, a dask Client or 'ray', got {executor!r}")
     if type(executor).__name__ == "Client" and hasattr(executor, "get_executor"):
+        if timeout is not None:
+            raise ValueError("timeout= is not supported with a Dask executor (Dask cannot stop a running task); "
+                             "use the local executor (executor=None) for a hard timeout, or no timeout")
         try:
             workers = max(1, sum(executor.nthreads().values()))
         except Exception:  # noqa: BLE001 - a best-effort count only

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
@@ -13,10 +14,9 @@ from joblib import hash as joblib_hash
 from .candidates import Candidate, as_candidates, jsonable_params
 from .draws import Draw, Outcome
 from .evaluators import MISSING_EVALUATOR, Evaluator, execute, execute_shipped
-from .executors import InlineExecutor
-from .executors import resolve_executor
+from .executors import EvaluationTimeout, InlineExecutor, LocalProcessExecutor, check_timeout, resolve_executor
 from .selection import Selection
-from .store import Store, as_store
+from .store import Owner, Store, as_store
 from .strategy import Strategy
 
 
@@ -45,17 +45,32 @@ def run_fingerprint(strategy: Strategy, evaluator: Evaluator, candidates: list[C
 
 
 def describe_run(strategy: Strategy, evaluator: Evaluator, candidates: list[Candidate], seed: int,
-                 retries: int = 0) -> dict[str, Any]:
+                 retries: int = 0, max_failures: int | None = None) -> dict[str, Any]:
     """What a store keeps about its run besides the evaluations (readable by ``certa.load``)."""
     return {"strategy": strategy.spec(), "candidates": [c.name for c in candidates],
             "params": [jsonable_params(c.params) for c in candidates], "seed": seed,
-            "evaluator": type(evaluator).__name__, "retries": int(retries)}
+            "evaluator": type(evaluator).__name__, "retries": int(retries),
+            "max_failures": None if max_failures is None else int(max_failures)}
+
+
+#: Default of ``run(max_failures=...)``: a candidate whose evaluations fail this many times in
+#: a row (each after its retries) is dropped.
+MAX_FAILURES = 5
+#: Seconds between looks at the store for draws another process is evaluating.
+_POLL = 0.1
+#: Extra seconds a local worker gets past ``timeout`` (the soft limit, SIGALRM inside the
+#: worker) before it is killed (the hard limit).
+_HARD_GRACE = 0.5
+
+
+class AllEvaluationsFailedError(RuntimeError):
+    """Every evaluation of a run failed: there is nothing to choose from."""
 
 
 def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_state: int | None = 0,
         n_jobs: int | None = 1, executor: Any = None, store: Store | str | os.PathLike | None = None,
         retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
-        max_in_flight: int | None = None) -> Selection:
+        max_in_flight: int | None = None, max_failures: int | None = MAX_FAILURES) -> Selection:
     """Run a selection: the one loop every certa method goes through.
 
     Parameters
@@ -72,23 +87,41 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     executor : concurrent.futures.Executor, dask.distributed.Client, "ray" or None
     store : path, Store or None
         Where finished evaluations are kept; an existing SQLite file of the
-        same run is resumed: finished evaluations are not repeated.
+        same run is resumed: finished evaluations are not repeated. Several
+        processes may run the same run on one store at once: each draw is
+        evaluated by one of them (see ``docs/design.md``).
     retries : int
-        Extra attempts for an evaluation that raises, times out or returns a
-        non-finite score. Every attempt is recorded.
+        Extra attempts for an evaluation that raises, times out, returns a
+        non-finite score or whose worker process dies. Every attempt is recorded.
     timeout : float or None
-        Seconds allowed per evaluation (enforced with ``SIGALRM`` where the
-        evaluation runs in a process's main thread: inline and local processes).
+        Seconds allowed per evaluation, a hard limit with the local executor: an
+        evaluation still running ``0.5`` s after it (in C code, say) has its worker
+        process killed and replaced, and is recorded with status ``"timeout"``. With
+        a timeout, ``n_jobs=1`` runs the evaluations in one worker process. Refused
+        (``ValueError``) with Dask or Ray, which cannot stop a running task; with
+        another ``Executor`` it is enforced with ``SIGALRM`` where the evaluation runs
+        in a process's main thread. ``None``: no limit (infinity is refused).
     progress : bool or "auto"
         Show a progress bar; ``"auto"`` (default): when standard error is a terminal.
     max_in_flight : int or None
         For a fixed plan, how many evaluations may be submitted to the
         executor at once (scikit-learn's ``pre_dispatch``); ``None``: twice
         the number of workers.
+    max_failures : int or None, default 5
+        A candidate whose evaluations fail this many times in a row (each after its
+        retries) is dropped: not evaluated again, listed in ``Selection.dropped``, never
+        chosen. ``None`` never drops (a fixed plan still ends; an adaptive strategy ends
+        at its ``max_evals``).
 
     Returns
     -------
     Selection
+
+    Raises
+    ------
+    AllEvaluationsFailedError
+        If every evaluation failed, naming the first failure; raised early when the
+        first evaluation of every candidate failed with the same error.
     """
     if not isinstance(strategy, Strategy):
         raise TypeError(f"strategy must be a certa Strategy, got {type(strategy).__name__}")
@@ -96,29 +129,36 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         raise TypeError(f"evaluator must be a certa Evaluator, got {type(evaluator).__name__}")
     if not isinstance(retries, (int, np.integer)) or isinstance(retries, bool) or retries < 0:
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
-    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    timeout = check_timeout(timeout)
     if max_in_flight is not None and (isinstance(max_in_flight, bool) or not isinstance(max_in_flight, (int, np.integer))
                                       or max_in_flight < 1):
         raise ValueError(f"max_in_flight must be a positive int or None, got {max_in_flight!r}")
+    if max_failures is not None and (isinstance(max_failures, bool) or not isinstance(max_failures, (int, np.integer))
+                                     or max_failures < 1):
+        raise ValueError(f"max_failures must be a positive int or None, got {max_failures!r}")
     cands = as_candidates(candidates)
     seed = resolve_seed(random_state)
     the_store = as_store(store)
-    the_store.bind(run_fingerprint(strategy, evaluator, cands, seed), describe_run(strategy, evaluator, cands, seed, retries))
+    the_store.bind(run_fingerprint(strategy, evaluator, cands, seed), describe_run(strategy, evaluator, cands, seed, retries,
+                                                                                    max_failures))
+
+    def final_of(attempts: list[Outcome]) -> Outcome | None:
+        """The outcome a draw ends with, once its attempts are over (None while they are not)."""
+        ok = [o for o in attempts if o.ok]
+        if ok:
+            return ok[0]
+        return attempts[-1] if len(attempts) > retries else None
 
     # What earlier runs with this store finished: the final attempt of each draw.
     stored_attempts: dict[str, list[Outcome]] = {}
     for row in the_store.load():
         stored_attempts.setdefault(row.draw.key, []).append(row.outcome)
-    finished_before: dict[str, Outcome] = {}
-    for key, attempts in stored_attempts.items():
-        ok = [o for o in attempts if o.ok]
-        if ok:
-            finished_before[key] = ok[0]
-        elif len(attempts) > retries:
-            finished_before[key] = attempts[-1]
+    finished_before = {key: o for key, o in ((k, final_of(a)) for k, a in stored_attempts.items()) if o is not None}
 
-    pool, n_workers, owned = resolve_executor(executor, n_jobs)
+    pool, n_workers, owned = resolve_executor(executor, n_jobs, timeout)
+    hard_timeout = isinstance(pool, LocalProcessExecutor)
+    if hard_timeout:
+        pool.timeout = None if timeout is None else timeout + _HARD_GRACE
     # Draws asked but not yet told: bounded by an adaptive strategy's max_pending; a fixed plan
     # (max_pending None) may run ahead of a slow draw at the head of the queue.
     capacity = strategy.max_pending if strategy.max_pending is not None else 1_000_000
@@ -126,16 +166,93 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         if strategy.max_pending is None else capacity
     ship = _EvaluatorShipping(evaluator, pool, max_running)
     strategy.start(len(cands), seed)
+    owner = Owner.current()
     queue: deque[_Entry] = deque()
     asked: set[str] = set()
     told: list[tuple[Draw, Outcome, int]] = []
     n_reused = 0
+    streak = [0] * len(cands)        # failures in a row per candidate, in the order told
+    first: dict[int, Outcome] = {}   # first told outcome per candidate
+    n_ok = 0
+    n_skipped = 0                    # asks for dropped candidates answered without evaluating
 
     def submit(entry: _Entry, with_evaluator: bool = False) -> None:
         cand = cands[entry.draw.candidate]
         entry.future = ship.submit(cand.params, entry.draw, entry.attempt, timeout, with_evaluator)
 
-    running: dict[int, _Entry] = {}  # entries being evaluated, by id: a queue of stored outcomes may be long
+    running: dict[int, _Entry] = {}  # entries being evaluated here, by id
+    waiting: dict[int, _Entry] = {}  # entries another process is evaluating (claimed in the store)
+
+    def start_or_wait(entry: _Entry) -> None:
+        """Evaluate ``entry`` here if its claim is ours, else wait for the process that holds it."""
+        key = entry.draw.key
+        if not the_store.claim(key, owner):
+            waiting[id(entry)] = entry
+            return
+        attempts = the_store.attempts(key)  # another process may have recorded some since we loaded
+        done = final_of(attempts)
+        if done is not None:
+            the_store.release(key, owner)
+            entry.outcome, entry.attempt = done, len(attempts)
+            return
+        entry.attempt = len(attempts) + 1
+        submit(entry)
+        running[id(entry)] = entry
+
+    def poll_waiting() -> None:
+        nonlocal n_reused
+        for k, e in list(waiting.items()):
+            attempts = the_store.attempts(e.draw.key)
+            done = final_of(attempts)
+            if done is not None:
+                e.outcome, e.attempt = done, len(attempts)
+                n_reused += 1
+                del waiting[k]
+            elif the_store.claim(e.draw.key, owner):  # its owner died: take the draw over
+                del waiting[k]
+                start_or_wait(e)
+
+    def collect() -> None:
+        for e in list(running.values()):
+            if not e.future.done():
+                continue
+            try:
+                outcome = e.future.result()
+            except EvaluationTimeout as exc:
+                outcome = Outcome.failure(str(exc), status="timeout", duration=float(timeout or 0.0))
+            except Exception as exc:  # noqa: BLE001 - e.g. a worker that died
+                outcome = Outcome.failure(f"{type(exc).__name__}: {exc}")
+            if outcome is MISSING_EVALUATOR or getattr(outcome, "status", None) == MISSING_EVALUATOR.status:
+                submit(e, with_evaluator=True)  # this worker had not seen the evaluator yet
+                continue
+            outcome.attempt = e.attempt
+            the_store.record(e.draw, outcome)
+            if not outcome.ok and e.attempt <= retries:
+                e.attempt += 1
+                submit(e, with_evaluator=isinstance(outcome.error, str) and outcome.error.startswith("WorkerDied"))
+            else:
+                e.outcome = outcome
+                e.future = None
+                del running[id(e)]
+                the_store.release(e.draw.key, owner)
+
+    def after_tell(draw: Draw, outcome: Outcome) -> None:
+        """Drop a candidate that keeps failing; stop when every candidate's first evaluation failed alike."""
+        nonlocal n_ok
+        c = draw.candidate
+        first.setdefault(c, outcome)
+        if outcome.ok:
+            n_ok += 1
+            streak[c] = 0
+        else:
+            streak[c] += 1
+            if max_failures is not None and streak[c] >= max_failures and c not in strategy.dropped:
+                strategy.drop(c, f"{streak[c]} evaluations in a row failed; last: {outcome.error}")
+        if n_ok == 0 and len(first) == len(cands) and len({o.error for o in first.values()}) == 1:
+            o = first[0]
+            raise AllEvaluationsFailedError(
+                f"the first evaluation of every candidate ({len(cands)}) failed with the same error, so the run "
+                f"stopped early: {o.error}")
 
     bar = _Progress(progress, getattr(strategy, "total_draws", None))
     try:
@@ -153,49 +270,58 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 if draw.key in finished_before:
                     entry.outcome = finished_before[draw.key]
                     n_reused += 1
+                elif draw.candidate in strategy.dropped:
+                    n_skipped += 1
+                    if n_skipped > 10_000:
+                        raise RuntimeError(f"{type(strategy).__name__} keeps asking for dropped candidates")
+                    entry.outcome = Outcome.failure(f"candidate dropped: {strategy.dropped[draw.candidate]}",
+                                                    status="dropped")
                 else:
-                    submit(entry)
-                    running[id(entry)] = entry
+                    start_or_wait(entry)
                 queue.append(entry)
             if strategy.finished or not queue:
-                if not strategy.finished and not queue:
+                if not strategy.finished and not queue and len(strategy.dropped) < len(cands):
                     raise RuntimeError(f"{type(strategy).__name__} is not finished but asks for nothing")
                 break
             head = queue[0]
             if head.outcome is None:
-                wait([e.future for e in running.values()], return_when=FIRST_COMPLETED)
-                for e in list(running.values()):
-                    if not e.future.done():
-                        continue
-                    try:
-                        outcome = e.future.result()
-                    except Exception as exc:  # noqa: BLE001 - e.g. a worker that died
-                        outcome = Outcome.failure(f"{type(exc).__name__}: {exc}")
-                        outcome.attempt = e.attempt
-                    if outcome is MISSING_EVALUATOR or getattr(outcome, "status", None) == MISSING_EVALUATOR.status:
-                        submit(e, with_evaluator=True)  # this worker had not seen the evaluator yet
-                        continue
-                    the_store.record(e.draw, outcome)
-                    if not outcome.ok and e.attempt <= retries:
-                        e.attempt += 1
-                        submit(e)
+                futures = [e.future for e in running.values()]
+                if waiting:
+                    if futures:
+                        wait(futures, timeout=_POLL, return_when=FIRST_COMPLETED)
                     else:
-                        e.outcome = outcome
-                        e.future = None
-                        del running[id(e)]
+                        time.sleep(_POLL)
+                    poll_waiting()
+                elif futures:
+                    wait(futures, return_when=FIRST_COMPLETED)
+                collect()
                 continue
             queue.popleft()
             strategy.tell(head.draw, head.outcome)
+            if head.outcome.status == "dropped":
+                continue
             told.append((head.draw, head.outcome, head.attempt if head.outcome is not None else 1))
             bar.advance(head.outcome)
+            after_tell(head.draw, head.outcome)
     finally:
         for e in queue:
-            if e.future is not None:
+            if e.future is not None and not e.future.done():
                 e.future.cancel()
+                if hard_timeout:
+                    LocalProcessExecutor.cancel(e.future)  # stop it in its worker too
+        the_store.release_all(owner)
         bar.close()
         if owned and hasattr(pool, "shutdown"):
             pool.shutdown(wait=False)
-    return Selection(candidates=cands, told=told, result=strategy.result(), seed=seed,
+    if told and n_ok == 0:
+        draw, o, _ = told[0]
+        raise AllEvaluationsFailedError(
+            f"all {len(told)} evaluations failed; the first, of candidate {cands[draw.candidate].name!r} "
+            f"(draw {draw.key}), with: {o.error}")
+    result = strategy.result()
+    if strategy.dropped:
+        result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
+    return Selection(candidates=cands, told=told, result=result, seed=seed,
                      strategy=strategy.spec(), n_reused=n_reused)
 
 

@@ -26,6 +26,8 @@ class Selection:
         attempts, duration and the evaluator's details (fit time, ...).
     failures : pandas.DataFrame
         The rows of ``evaluations`` whose status is not ``"ok"``.
+    dropped : dict
+        Name -> reason of each candidate dropped because its evaluations kept failing.
     payloads : dict
         Draw key -> what the evaluator kept (e.g. predictions), if anything.
     finished : bool
@@ -88,6 +90,11 @@ class Selection:
         return ev[ev["status"] != "ok"].reset_index(drop=True)
 
     @property
+    def dropped(self) -> dict[str, str]:
+        """Candidates dropped because their evaluations kept failing (name -> why)."""
+        return dict(self.result.get("dropped", {}))
+
+    @property
     def n_evaluations(self) -> int:
         return len(self.evaluations)
 
@@ -106,6 +113,7 @@ class Selection:
         df = pd.DataFrame(out).set_index("candidate")
         if "p_best" in self.result:
             df["p_best"] = self.result["p_best"]
+        df["dropped"] = [c.name in self.dropped for c in self.candidates]
         return df
 
     def __repr__(self) -> str:

@@ -5,7 +5,9 @@ import json
 import math
 import os
 import pickle
+import socket
 import sqlite3
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -37,8 +39,69 @@ class Store(ABC):
     def load(self) -> list[StoredOutcome]:
         """Every recorded attempt, in recording order."""
 
+    # -- sharing a store between processes -------------------------------------------------
+    # Several runs with the same fingerprint may use one store at once. Before evaluating a
+    # draw a run claims it; a draw claimed by a live owner is not evaluated again: the run
+    # waits for its recorded outcome (``attempts``), and takes the draw over if the owner
+    # dies. The defaults below are those of a store only one run uses at a time.
+
+    def claim(self, key: str, owner: "Owner") -> bool:
+        """Claim draw ``key`` for ``owner``: True if it is now theirs (it was free, theirs
+        already, or its owner has died), False if another live run holds it."""
+        return True
+
+    def release(self, key: str, owner: "Owner") -> None:
+        """Give up ``owner``'s claim on draw ``key`` (no-op if they do not hold it)."""
+
+    def release_all(self, owner: "Owner") -> None:
+        """Give up every claim of ``owner`` (at the end of its run)."""
+
+    def attempts(self, key: str) -> list[Outcome]:
+        """The recorded attempts of draw ``key``, in recording order."""
+        return [r.outcome for r in self.load() if r.draw.key == key]
+
     def close(self) -> None:  # pragma: no cover - trivial default
         pass
+
+
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started (Linux: clock ticks since boot), to tell a reused pid apart; "" elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def _pid_alive(pid: int, start: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return not start or _process_start(pid) in ("", start)
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who holds a claim: a run in one process on one host."""
+
+    host: str
+    pid: int
+    start: str
+    token: str
+
+    @classmethod
+    def current(cls) -> "Owner":
+        import uuid
+
+        pid = os.getpid()
+        return cls(socket.gethostname(), pid, _process_start(pid), uuid.uuid4().hex)
+
+    def alive(self) -> bool:
+        """Whether the owning process still runs (other hosts: assumed alive, see docs/design.md)."""
+        return self.host != socket.gethostname() or _pid_alive(self.pid, self.start)
 
 
 class MemoryStore(Store):
@@ -47,6 +110,8 @@ class MemoryStore(Store):
     def __init__(self) -> None:
         self._rows: list[StoredOutcome] = []
         self._fingerprint: str | None = None
+        self._claims: dict[str, Owner] = {}
+        self._lock = threading.Lock()  # runs in threads of one process may share it
 
     def bind(self, fingerprint: str, description: dict) -> None:
         if self._fingerprint is not None and self._fingerprint != fingerprint:
@@ -54,10 +119,34 @@ class MemoryStore(Store):
         self._fingerprint = fingerprint
 
     def record(self, draw: Draw, outcome: Outcome) -> None:
-        self._rows.append(StoredOutcome(len(self._rows) + 1, draw, outcome))
+        with self._lock:
+            self._rows.append(StoredOutcome(len(self._rows) + 1, draw, outcome))
 
     def load(self) -> list[StoredOutcome]:
-        return list(self._rows)
+        with self._lock:
+            return list(self._rows)
+
+    def claim(self, key: str, owner: Owner) -> bool:
+        with self._lock:
+            holder = self._claims.get(key)
+            if holder is None or holder == owner or not holder.alive():
+                self._claims[key] = owner
+                return True
+            return False
+
+    def release(self, key: str, owner: Owner) -> None:
+        with self._lock:
+            if self._claims.get(key) == owner:
+                del self._claims[key]
+
+    def release_all(self, owner: Owner) -> None:
+        with self._lock:
+            for key in [k for k, o in self._claims.items() if o == owner]:
+                del self._claims[key]
+
+    def attempts(self, key: str) -> list[Outcome]:
+        with self._lock:
+            return [r.outcome for r in self._rows if r.draw.key == key]
 
 
 _SCHEMA = """
@@ -76,6 +165,14 @@ CREATE TABLE IF NOT EXISTS evaluations (
     payload BLOB,
     recorded_at REAL NOT NULL,
     UNIQUE (draw_key, attempt)
+);
+CREATE TABLE IF NOT EXISTS claims (
+    draw_key TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    start TEXT NOT NULL,
+    claimed_at REAL NOT NULL
 );
 """
 
@@ -130,10 +227,32 @@ class SQLiteStore(Store):
              outcome.error, outcome.duration, json.dumps(outcome.details, default=float),
              payload, time.time()))
 
+    def claim(self, key: str, owner: Owner) -> bool:
+        with self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            row = self._conn.execute("SELECT token, host, pid, start FROM claims WHERE draw_key=?", (key,)).fetchone()
+            if row is not None and row[0] != owner.token and Owner(row[1], row[2], row[3], row[0]).alive():
+                return False
+            self._conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
+                               (key, owner.token, owner.host, owner.pid, owner.start, time.time()))
+            return True
+
+    def release(self, key: str, owner: Owner) -> None:
+        self._conn.execute("DELETE FROM claims WHERE draw_key=? AND token=?", (key, owner.token))
+
+    def release_all(self, owner: Owner) -> None:
+        self._conn.execute("DELETE FROM claims WHERE token=?", (owner.token,))
+
+    def attempts(self, key: str) -> list[Outcome]:
+        return [r.outcome for r in self._select("WHERE draw_key=?", (key,))]
+
     def load(self) -> list[StoredOutcome]:
+        return self._select("", ())
+
+    def _select(self, where: str, args: tuple) -> list[StoredOutcome]:
         rows = self._conn.execute(
             "SELECT seq, draw, attempt, status, score, error, duration, details, payload "
-            "FROM evaluations ORDER BY seq").fetchall()
+            f"FROM evaluations {where} ORDER BY seq", args).fetchall()
         out = []
         for seq, draw, attempt, status, score, error, duration, details, payload in rows:
             outcome = Outcome(score=math.nan if score is None else score, status=status, error=error,

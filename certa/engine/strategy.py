@@ -32,7 +32,34 @@ class Strategy(ABC):
             raise ValueError("a run needs at least one candidate")
         self.n_candidates = int(n_candidates)
         self.seed = int(seed)
+        self._dropped: dict[int, str] = {}
         self._start()
+
+    def drop(self, candidate: int, reason: str) -> None:
+        """Stop evaluating ``candidate``: it keeps failing (the runner decides when).
+
+        A dropped candidate is never asked for again and is never chosen while another
+        candidate is left; draws of it already asked are still told. Once every candidate
+        is dropped the strategy is finished. Subclasses honour a drop in :meth:`_drop`;
+        a strategy that does not (the default) and asks for a dropped candidate again gets
+        a ``"dropped"`` outcome from the runner without an evaluation.
+        """
+        if candidate in self._dropped:
+            return
+        self._dropped[int(candidate)] = str(reason)
+        self._drop(int(candidate))
+
+    def _drop(self, candidate: int) -> None:
+        """Update internal state after :meth:`drop` (e.g. remove queued draws, close a round)."""
+
+    @property
+    def dropped(self) -> dict[int, str]:
+        """Dropped candidates and why."""
+        return dict(getattr(self, "_dropped", {}))
+
+    def _alive(self) -> list[int]:
+        """Candidates not dropped, in order."""
+        return [c for c in range(self.n_candidates) if c not in self._dropped]
 
     @abstractmethod
     def _start(self) -> None:

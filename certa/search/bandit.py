@@ -13,7 +13,7 @@ from sklearn.metrics import check_scoring
 from ..engine.candidates import as_candidates, candidates_from_grid, named_candidates
 from ..engine.evaluators import EstimatorEvaluator, Evaluator, split_data
 from ..engine.plans import RandomSplitPlan
-from ..engine.runner import resolve_seed, run
+from ..engine.runner import MAX_FAILURES, resolve_seed, run
 from ..engine.selection import Selection
 from ..engine.strategy import Strategy
 from ..strategies import (BatchThompson, EqualAllocation, SequentialHalving, TopTwoThompson,
@@ -44,10 +44,10 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
     if strategy == "top_two":
         return TopTwoThompson(confidence, beta, stopping=stopping, transform=transform, max_evals=max_evals)
     if strategy == "batch":
-        return BatchThompson(confidence, n_workers or 4, beta=beta, stopping=stopping, transform=transform,
+        return BatchThompson(confidence, 4 if n_workers is None else n_workers, beta=beta, stopping=stopping, transform=transform,
                              max_evals=max_evals)
     return UniformUntilConfident(confidence, stopping=stopping, transform=transform, max_evals=max_evals,
-                                 n_workers=n_workers or 1)
+                                 n_workers=1 if n_workers is None else n_workers)
 
 
 def _results_table(selection: Selection) -> dict[str, Any]:
@@ -269,7 +269,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
                   budget: int | None = None, stopping: str = "bayes", n_workers: int | None = None,
                   max_evals: int | None = None, n_jobs: int | None = 1, executor: Any = None,
                   store: str | os.PathLike | None = None, random_state: int | None = None, retries: int = 0,
-                  timeout: float | None = None, progress: bool | str = "auto") -> Selection:
+                  timeout: float | None = None, progress: bool | str = "auto",
+                  max_failures: int | None = MAX_FAILURES) -> Selection:
     """Adaptive selection for any model (PyTorch, spaCy, ...), FIESTA style.
 
     ``evaluate(candidate, train, test, seed) -> float`` trains ``candidate`` on
@@ -278,7 +279,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     ``evaluate``) or a param grid / list of param dicts (the dict is passed).
     The data are split afresh for every evaluation: by ``split(data, seed) ->
     (train, test)`` if given, otherwise at random with ``test_size`` (``data``
-    may be a tuple of arrays, split together).
+    may be a tuple of arrays, split together). A candidate whose evaluations fail
+    ``max_failures`` times in a row is dropped (``Selection.dropped``); see :func:`certa.run`.
 
     Returns
     -------
@@ -312,7 +314,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
                           max_evals=max_evals)
     evaluator = _UserFunctionEvaluator(evaluate, data, split, test_size, named)
     return run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
-               retries=retries, timeout=timeout, progress=progress)
+               retries=retries, timeout=timeout, progress=progress, max_failures=max_failures)
 
 
 def belief_frame(selection: Selection) -> pd.DataFrame:

@@ -56,12 +56,18 @@ class JKFoldGrid(Strategy):
         self._scores = np.full((C, J, K), np.nan)
         self._order = ((c, j, k) for j in range(J) for k in range(K) for c in range(C))
         self._told = 0
+        self._asked = 0
+        self._exhausted = False
 
     def ask(self) -> Draw | None:
         nxt = next(self._order, None)
+        while nxt is not None and nxt[0] in self._dropped:  # a dropped candidate's folds stay NaN
+            nxt = next(self._order, None)
         if nxt is None:
+            self._exhausted = True
             return None
         c, j, k = nxt
+        self._asked += 1
         return Draw(c, "fold", (j, k), seed=derive_seed(self.seed, j, k))
 
     def tell(self, draw: Draw, outcome: Outcome) -> None:
@@ -71,7 +77,7 @@ class JKFoldGrid(Strategy):
 
     @property
     def finished(self) -> bool:
-        return self._told == self.total_draws
+        return self._told == self.total_draws or (self._exhausted and self._told >= self._asked)
 
     def result(self) -> dict[str, Any]:
         C = self.n_candidates

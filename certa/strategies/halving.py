@@ -123,6 +123,29 @@ class SequentialHalving(_Rounds):
         self._record(draw, outcome)
         if self._queue or self._outstanding:
             return
+        self._close_round()
+
+    def _drop(self, candidate: int) -> None:
+        # its queued draws go back to the budget; it leaves the survivors
+        removed = self._queue.count(candidate)
+        self._queue = [c for c in self._queue if c != candidate]
+        self._spent -= removed
+        if self._done:
+            return
+        alive = [c for c in self._survivors if c not in self._dropped]
+        if not alive:  # the last survivors were dropped: the best other candidate, if any
+            others = self._alive()
+            means = self._means()
+            self._survivors = [max(others, key=lambda c: (means[c], -c))] if others else self._survivors[:1]
+            self._done = True
+            return
+        self._survivors = alive
+        if len(alive) == 1:
+            self._done = True
+        elif not self._queue and not self._outstanding:
+            self._close_round()
+
+    def _close_round(self) -> None:
         means = self._means()
         ranked = sorted(self._survivors, key=lambda c: (-means[c], c))
         keep = ranked[: math.ceil(len(ranked) / 2)]
@@ -163,6 +186,7 @@ class EqualAllocation(_Rounds):
         self._queue = [c for c in range(self.n_candidates)] * (self.budget // self.n_candidates)
         self._queue += list(range(self.budget % self.n_candidates))
         self._told = 0
+        self._skipped = 0
 
     def ask(self) -> Draw | None:
         return self._ask_from_queue()
@@ -171,10 +195,15 @@ class EqualAllocation(_Rounds):
         self._record(draw, outcome)
         self._told += 1
 
+    def _drop(self, candidate: int) -> None:
+        self._skipped += self._queue.count(candidate)
+        self._queue = [c for c in self._queue if c != candidate]
+
     @property
     def finished(self) -> bool:
-        return self._told == self.budget
+        return self._told + self._skipped == self.budget
 
     def result(self) -> dict[str, Any]:
         means = self._means()
+        means[list(self._dropped)] = -np.inf  # never chosen while another candidate is left
         return {"best": int(np.argmax(means)), "estimates": means, "evaluations": self._counts()}

@@ -359,6 +359,7 @@ class ProgressiveSampling(Strategy):
         return None  # depends on the scores
 
     def ask(self) -> Draw | None:
+        self._queue = [c for c in self._queue if c not in self._dropped]
         if self._finished or not self._queue:
             return None
         c = self._queue.pop(0)
@@ -381,6 +382,11 @@ class ProgressiveSampling(Strategy):
             self._examples[draw.candidate] = np.asarray(pay["per_example"], dtype=float).ravel()
         self._pending -= 1
         if self._pending == 0 and not self._queue:
+            self._close_round()
+
+    def _drop(self, candidate: int) -> None:
+        self._queue = [c for c in self._queue if c != candidate]
+        if not self._finished and self._pending == 0 and not self._queue:
             self._close_round()
 
     def _example_matrix(self, alive: np.ndarray) -> np.ndarray:

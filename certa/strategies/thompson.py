@@ -2,6 +2,7 @@
 non-adaptive baseline, with FIESTA's Bayesian stopping rule or a delta-correct GLR rule."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -72,13 +73,46 @@ class _Confident(Strategy):
         return Draw(c, "split", (n,), seed=derive_seed(self.seed, c, n))
 
     def _ready(self) -> bool:
-        return all(len(s) >= 3 for s in self._scores)
+        return all(len(self._scores[c]) >= 3 for c in self._alive())
+
+    def _live_stats(self) -> RunningStats:
+        """The running statistics of the candidates not dropped (all of them if none is)."""
+        if not self._dropped:
+            return self._stats
+        live, idx = copy.copy(self._stats), np.array(self._alive())
+        live.n, live.mean, live.m2 = self._stats.n[idx], self._stats.mean[idx], self._stats.m2[idx]
+        return live
+
+    def _unview(self, i: int) -> int:
+        """Candidate index of position ``i`` among the candidates not dropped."""
+        return int(i) if not self._dropped else self._alive()[int(i)]
+
+    def _expand(self, p: np.ndarray) -> np.ndarray:
+        """Per-candidate array from one over the candidates not dropped (0 for the dropped)."""
+        if not self._dropped:
+            return p
+        full = np.zeros(self.n_candidates)
+        full[self._alive()] = p
+        return full
 
     def _posterior(self):
-        # computed once per tell: ask() after tell() reuses it
+        # computed once per tell: ask() after tell() reuses it; over the candidates not dropped
         if self._post is None:
-            self._post = posterior_from_stats(self._stats)
+            self._post = posterior_from_stats(self._live_stats())
         return self._post
+
+    def _drop(self, candidate: int) -> None:
+        # a dropped candidate is no longer re-queued, sampled or chosen
+        self._init_queue = [c for c in self._init_queue if c != candidate]
+        self._post, self._p = None, None
+        alive = self._alive()
+        if len(alive) <= 1 and not self._stopped:
+            self._stopped = True
+            self._stop_reason = "all candidates dropped" if not alive else "every other candidate dropped"
+            if alive:
+                self._best = alive[0]
+        elif self._ready() and not self._init_queue and not self._stopped:
+            self._update_belief()
 
     def _update_belief(self) -> None:
         if self.stopping == "bayes":
@@ -89,26 +123,30 @@ class _Confident(Strategy):
                 # rule stop, so it is skipped (P(best) is computed when it is asked for)
                 self._p = None
                 return
-            self._p = p_best(loc, scale, df)
+            self._p = self._expand(p_best(loc, scale, df))
             if self._track_belief:
                 self._history.append(self._p.copy())
             self._best = int(np.argmax(self._p))
             stop = self._p[self._best] >= self.confidence
         else:  # P(best) is not needed to decide; it is computed once, in result()
             self._p = None
-            st = self._stats
-            stop, self._best = glr_should_stop_fast(st.mean, st.var(), st.n, 1.0 - self.confidence)
+            st = self._live_stats()
+            stop, best = glr_should_stop_fast(st.mean, st.var(), st.n, 1.0 - self.confidence)
+            self._best = self._unview(best)
         if stop:
             self._stopped, self._stop_reason = True, "confident"
 
     def _p_best(self) -> np.ndarray:
         if self._p is None:
-            self._p = p_best(*self._posterior()) if self._ready() else np.full(self.n_candidates, np.nan)
+            self._p = self._expand(p_best(*self._posterior())) if self._ready() and self._alive() \
+                else np.full(self.n_candidates, np.nan)
             if self.stopping == "bayes" and self._ready():
                 self._best = int(np.argmax(self._p))
         return self._p
 
     def _initial_ask(self) -> Draw | None:
+        if self.max_evals is not None and int(self._asked.sum()) >= self.max_evals:
+            return None  # the last draws are in flight; the run stops when they are told
         if self._init_queue:
             return self._new_draw(self._init_queue.pop(0))
         return None
@@ -122,21 +160,28 @@ class _Confident(Strategy):
         else:
             self._failed[draw.candidate] += 1
             # a failed evaluation is replaced by another one of the same candidate
-            if len(self._scores[draw.candidate]) < self.min_evals:
+            if len(self._scores[draw.candidate]) < self.min_evals and draw.candidate not in self._dropped:
                 self._init_queue.append(draw.candidate)
         if self._ready() and not self._init_queue and self._check_now():
             self._update_belief()
         if self.max_evals is not None and int(self._asked.sum()) >= self.max_evals and not self._stopped:
-            if self._ready():
-                self._stopped, self._stop_reason = True, "max_evals"
-                if self.stopping == "glr":
-                    self._best = int(np.argmax(self._stats.mean))
-                else:
-                    self._best = int(np.argmax(self._p_best()))
+            # failed evaluations count: the run ends at max_evals whatever fails
+            self._stopped, self._stop_reason = True, "max_evals"
+            if not self._ready():  # too few scores for a posterior: the highest mean so far
+                means = np.array([np.mean(self._scores[c]) if self._scores[c] and c not in self._dropped
+                                  else -np.inf for c in range(self.n_candidates)])
+                self._best = int(np.argmax(means))
+            elif self.stopping == "glr":
+                self._best = self._unview(np.argmax(self._live_stats().mean))
+            else:
+                self._best = int(np.argmax(self._p_best()))
 
     def _check_now(self) -> bool:
         """Whether to update the belief and test the stopping rule after this tell."""
         return True
+
+    def _at_max_evals(self) -> bool:
+        return self.max_evals is not None and int(self._asked.sum()) >= self.max_evals
 
     @property
     def finished(self) -> bool:
@@ -191,10 +236,10 @@ class TopTwoThompson(_Confident):
 
     def ask(self) -> Draw | None:
         d = self._initial_ask()
-        if d is not None or not self._ready():
+        if d is not None or not self._ready() or self._at_max_evals():
             return d
         loc, scale, df = self._posterior()
-        return self._new_draw(top_two_sample_fast(loc, scale, df, self.beta, self._rng))
+        return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng)))
 
 
 class BatchThompson(_Confident):
@@ -224,12 +269,12 @@ class BatchThompson(_Confident):
 
     def ask(self) -> Draw | None:
         d = self._initial_ask()
-        if d is not None or not self._ready():
+        if d is not None or not self._ready() or self._at_max_evals():
             return d
         loc, scale, df = self._posterior()
         if self.rule == "thompson":
-            return self._new_draw(thompson_sample_fast(loc, scale, df, self._rng))
-        return self._new_draw(top_two_sample_fast(loc, scale, df, self.beta, self._rng))
+            return self._new_draw(self._unview(thompson_sample_fast(loc, scale, df, self._rng)))
+        return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng)))
 
 
 class UniformUntilConfident(_Confident):
@@ -259,6 +304,9 @@ class UniformUntilConfident(_Confident):
         d = self._initial_ask()
         if d is not None:
             return d
-        if not self._ready():
+        if not self._ready() or self._at_max_evals():
             return None
-        return self._new_draw(int(self._asked.sum()) % self.n_candidates)
+        c = int(self._asked.sum()) % self.n_candidates
+        while c in self._dropped:  # the next candidate not dropped, in turn
+            c = (c + 1) % self.n_candidates
+        return self._new_draw(c)

@@ -1,0 +1,311 @@
+"""Faults a real run meets (issue 11): failing candidates, dying workers, hard timeouts,
+several processes on one store, a killed main process."""
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from certa import FunctionEvaluator, JKFoldGrid, run
+from certa.engine import Draw, MemoryStore, Outcome, SQLiteStore
+from certa.engine.evaluators import execute
+from certa.engine.runner import AllEvaluationsFailedError
+from certa.engine.store import Owner
+from certa.search.bandit import bandit_select, make_strategy
+from certa.strategies import (BatchThompson, EqualAllocation, SequentialHalving, TopTwoThompson,
+                              UniformUntilConfident)
+from certa.strategies.progressive import ProgressiveSampling
+
+
+def _score(x, seed):
+    return float(x) + np.random.default_rng(seed).normal(0, 0.3)
+
+
+# -- item 1: no hang, ever ---------------------------------------------------------------------
+
+def test_every_evaluation_failing_stops_at_once_with_the_error(tmp_path):
+    store = tmp_path / "s.sqlite"
+    for kw in ({}, {"store": store}):
+        with pytest.raises(AllEvaluationsFailedError, match="ZeroDivisionError: division by zero"):
+            bandit_select(lambda c, tr, te, s: 1 / 0, {"a": 1, "b": 2}, max_evals=50, random_state=0, **kw)
+    # stopped after the first evaluation of each candidate, not after max_evals (or never)
+    assert sqlite3.connect(store).execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 2
+
+
+def test_all_failed_with_different_errors_names_the_first_failure():
+    def bad(c, tr, te, s):
+        raise ValueError(f"bad {c}")
+
+    with pytest.raises(AllEvaluationsFailedError, match=r"all 9 evaluations failed.*'a'.*ValueError: bad 1"):
+        bandit_select(bad, {"a": 1, "b": 2}, random_state=0)  # a dropped after 5 in a row, then b alone is left
+
+
+def _fails_for_b(c, tr, te, s):
+    if c == 2:
+        raise ValueError("b is broken")
+    return _score(c, s)
+
+
+@pytest.mark.parametrize("max_failures", [1, 5])
+def test_failing_candidate_is_dropped_and_reported(max_failures):
+    sel = bandit_select(_fails_for_b, {"a": 1, "b": 2, "c": 3}, random_state=0, max_failures=max_failures)
+    assert list(sel.dropped) == ["b"] and "ValueError: b is broken" in sel.dropped["b"]
+    ev = sel.evaluations
+    assert (ev["name"] == "b").sum() == max_failures  # never re-asked once dropped
+    assert sel.best.name == "c"
+    assert bool(sel.summary().loc[1, "dropped"]) and sel.result["p_best"][1] == 0
+
+
+def test_max_evals_counts_failed_evaluations():
+    sel = bandit_select(_fails_for_b, {"a": 1, "b": 2, "c": 3}, random_state=0, max_evals=12, confidence=0.9999,
+                        max_failures=None)
+    assert sel.n_evaluations == 12 and sel.result["stop_reason"] == "max_evals"
+    assert sel.best.name == "c"
+
+
+def _fail_cand_1(params, seed):
+    if params["x"] == 1:
+        raise RuntimeError("always")
+    return _score(params["x"], seed)
+
+
+@pytest.mark.parametrize("strategy", [
+    TopTwoThompson(0.95), BatchThompson(0.95, n_workers=3), UniformUntilConfident(0.95),
+    SequentialHalving(40), EqualAllocation(30), JKFoldGrid(5, 2), ProgressiveSampling(1000, [0.2, 0.5, 1.0])],
+    ids=lambda s: type(s).__name__)
+def test_every_strategy_honours_a_drop(strategy):
+    sel = run(strategy, FunctionEvaluator(_fail_cand_1), {"x": [0, 1, 2]}, random_state=3, max_failures=3)
+    ev = sel.evaluations
+    # dropped after 3 failures in a row; draws already in flight (a batch) are still told
+    assert 1 <= (ev["candidate"] == 1).sum() <= 3 + (strategy.max_pending or 1) - 1
+    assert sel.best_index == 2
+    assert (ev[ev["candidate"] != 1]["status"] == "ok").all()
+
+
+def test_strategy_without_drop_support_cannot_loop_forever():
+    class Stubborn(TopTwoThompson):  # asks for whatever it likes and ignores drops
+        def _drop(self, candidate):
+            pass
+
+    sel = run(Stubborn(0.9, max_evals=60), FunctionEvaluator(_fail_cand_1), {"x": [0, 1, 2]}, random_state=0)
+    assert (sel.evaluations["candidate"] == 1).sum() == 5  # the rest answered "dropped" without evaluating
+    assert "x=1" in sel.dropped
+
+
+# -- item 8: argument checks ---------------------------------------------------------------------
+
+def test_infinite_timeout_is_refused_and_no_alarm_handler_is_left():
+    before = signal.getsignal(signal.SIGALRM)
+    with pytest.raises(ValueError, match="timeout must be a finite positive number"):
+        run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {"x": [0, 1]}, timeout=float("inf"))
+    out = execute(FunctionEvaluator(lambda p, s: 1.0), {"x": 0}, Draw(0, "fold", (0, 0)), 1, float("inf"))
+    assert out.ok and signal.getsignal(signal.SIGALRM) is before
+
+
+def test_n_workers_zero_is_refused():
+    with pytest.raises(ValueError, match="n_workers"):
+        make_strategy("batch", confidence=0.9, budget=None, stopping="bayes", n_workers=0, max_evals=None)
+    with pytest.raises(ValueError, match="n_workers"):
+        make_strategy("uniform", confidence=0.9, budget=None, stopping="bayes", n_workers=0, max_evals=None)
+
+
+# -- items 3 and 7: dying workers, hard timeouts ------------------------------------------------
+
+class _Faulty(FunctionEvaluator):
+    """Candidate x > 0 fails once per draw in the way ``faults[x]`` says; then it scores normally."""
+
+    def __init__(self, marker_dir, faults):
+        super().__init__(_score)
+        self.marker_dir, self.faults = str(marker_dir), faults
+
+    def evaluate(self, params, draw):
+        x = params["x"]
+        marker = os.path.join(self.marker_dir, f"{x}-{draw.key.replace('/', '_')}")
+        if x in self.faults and draw.index[-1] == 0 and not os.path.exists(marker):
+            open(marker, "w").close()
+            kind = self.faults[x]
+            if kind == "exit":
+                os._exit(3)
+            if kind == "abort":
+                os.abort()
+            if kind == "segfault":
+                import ctypes
+
+                ctypes.string_at(0)
+            if kind == "c-loop":
+                sum(range(10**11))  # C code: SIGALRM cannot interrupt it
+            if kind == "raise":
+                raise RuntimeError("flaky")
+        return _score(x, draw.seed)
+
+
+def _fault_free():
+    return run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: _score(p["x"], s)), {"x": [0, 1, 2, 3]},
+               random_state=1)
+
+
+def test_dead_workers_cost_a_retry_not_the_run(tmp_path):
+    sel = run(JKFoldGrid(2), _Faulty(tmp_path, {1: "exit", 2: "abort", 3: "segfault"}), {"x": [0, 1, 2, 3]},
+              random_state=1, n_jobs=2, retries=1)
+    clean = _fault_free()
+    np.testing.assert_array_equal(sel.result["estimates"], clean.result["estimates"])
+    ev = sel.evaluations.set_index("key")
+    assert (ev["status"] == "ok").all()
+    # only the draws whose worker died were retried: the healthy in-flight ones were not failed
+    assert (ev.loc[ev["candidate"] == 0, "attempts"] == 1).all()
+    first_fold = np.array([k.endswith(".0") for k in ev.index])
+    assert (ev.loc[(ev["candidate"] > 0) & first_fold, "attempts"] == 2).all()
+    assert (ev.loc[~first_fold, "attempts"] == 1).all()
+    # every fault happened (a marker is written just before it)
+    assert len(os.listdir(tmp_path)) == 3
+
+
+def test_dead_worker_without_retries_is_a_recorded_failure(tmp_path):
+    sel = run(JKFoldGrid(2), _Faulty(tmp_path, {1: "exit"}), {"x": [0, 1]}, random_state=1, n_jobs=2)
+    f = sel.failures
+    assert len(f) == 1 and f["error"].str.contains("worker process running this evaluation died").all()
+    assert sel.best_index == 0
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_timeout_is_a_hard_limit_even_in_c_code(tmp_path, n_jobs):
+    t0 = time.perf_counter()
+    sel = run(JKFoldGrid(2), _Faulty(tmp_path, {1: "c-loop"}), {"x": [0, 1]}, random_state=1, n_jobs=n_jobs,
+              timeout=1.0)
+    elapsed = time.perf_counter() - t0
+    f = sel.failures
+    assert len(f) == 1 and (f["status"] == "timeout").all()
+    assert (sel.evaluations.loc[sel.evaluations["candidate"] == 0, "status"] == "ok").all()
+    # the C loop alone would take minutes; a generous bound for worker start-up on a busy machine
+    assert elapsed < 60
+
+
+def test_timeout_retried_gives_the_fault_free_result(tmp_path):
+    sel = run(JKFoldGrid(2), _Faulty(tmp_path, {2: "c-loop"}), {"x": [0, 1, 2, 3]}, random_state=1, n_jobs=2,
+              timeout=1.0, retries=1)
+    np.testing.assert_array_equal(sel.result["estimates"], _fault_free().result["estimates"])
+
+
+def test_dask_worker_death_and_timeout(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        sel = run(JKFoldGrid(2), _Faulty(tmp_path, {1: "exit", 2: "raise"}), {"x": [0, 1, 2, 3]},
+                  random_state=1, executor=client, retries=1)
+        with pytest.raises(ValueError, match="timeout= is not supported with a Dask executor"):
+            run(JKFoldGrid(2), _Faulty(tmp_path, {}), {"x": [0, 1]}, executor=client, timeout=5.0)
+    np.testing.assert_array_equal(sel.result["estimates"], _fault_free().result["estimates"])
+    assert (sel.evaluations["status"] == "ok").all()
+
+
+KILLED_MAIN = textwrap.dedent('''
+    import os, sys, time
+    from certa import FunctionEvaluator, JKFoldGrid, run
+
+    def slow(params, seed):
+        with open(os.path.join(sys.argv[1], str(os.getpid())), "w"):
+            pass
+        sum(range(10**11))  # busy in C code when the main process is killed
+        return 0.0
+
+    if __name__ == "__main__":
+        run(JKFoldGrid(2), FunctionEvaluator(slow), {"x": [0, 1]}, n_jobs=2)
+''')
+
+
+def test_workers_exit_when_the_main_process_is_killed(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(KILLED_MAIN)
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, str(script), str(pids_dir)], env=env)
+    deadline = time.time() + 120
+    while len(os.listdir(pids_dir)) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    pids = [int(p) for p in os.listdir(pids_dir)]
+    assert len(pids) == 2
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 10
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    while any(alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(p) for p in pids), "workers outlived their killed main process"
+
+
+# -- item 4: several processes on one store ------------------------------------------------------
+
+def test_claims_in_memory_store():
+    store = MemoryStore()
+    me, other = Owner.current(), Owner.current()
+    assert store.claim("k", me) and store.claim("k", me) and not store.claim("k", other)
+    store.release("k", me)
+    assert store.claim("k", other)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    ghost = Owner(me.host, dead.pid, "", "ghost")
+    assert store.claim("g", ghost) and store.claim("g", me)  # its owner is dead: taken over
+
+
+def test_claims_in_sqlite_store(tmp_path):
+    a, b = SQLiteStore(tmp_path / "s.sqlite"), SQLiteStore(tmp_path / "s.sqlite")
+    me, other = Owner.current(), Owner.current()
+    assert a.claim("k", me) and not b.claim("k", other)
+    a.record(Draw(0, "fold", (0, 0)), Outcome(0.5))
+    assert [o.score for o in b.attempts("fold/c0/0.0")] == [0.5]
+    a.release_all(me)
+    assert b.claim("k", other)
+
+
+SHARED = textwrap.dedent('''
+    import json, sys, time
+    import numpy as np
+    from certa import FunctionEvaluator, JKFoldGrid, run
+
+    def slow_score(params, seed):
+        time.sleep(0.05)
+        return params["x"] + np.random.default_rng(seed).normal(0, 0.3)
+
+    if __name__ == "__main__":
+        store = sys.argv[1] if sys.argv[1] != "-" else None
+        sel = run(JKFoldGrid(n_splits=4, n_repeats=2), FunctionEvaluator(slow_score),
+                  {"x": [0.0, 0.1, 0.2, 0.3]}, random_state=11, n_jobs=int(sys.argv[2]), store=store)
+        print(json.dumps({"best": sel.best_index, "estimates": list(map(float, sel.result["estimates"])),
+                          "reused": sel.n_reused}))
+''')
+
+
+def test_processes_share_a_store_each_draw_once(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(SHARED)
+    store = tmp_path / "run.sqlite"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    SQLiteStore(store).close()  # created up front, as a user would
+    procs = [subprocess.Popen([sys.executable, str(script), str(store), "1"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    results = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
+    single = subprocess.run([sys.executable, str(script), "-", "1"], env=env, capture_output=True, text=True,
+                            timeout=300, check=True)
+    clean = json.loads(single.stdout.strip().splitlines()[-1])
+    for r in results:
+        assert r["best"] == clean["best"] and r["estimates"] == clean["estimates"]
+    keys = [k for (k,) in sqlite3.connect(store).execute("SELECT draw_key FROM evaluations")]
+    assert len(keys) == len(set(keys)) == 32, "every draw evaluated exactly once"
+    assert sum(r["reused"] for r in results) >= 32 - 1  # what one process did, the other reused
