@@ -342,13 +342,19 @@ def execute_shipped(token: str, blob: bytes | None, params: dict[str, Any], draw
     if evaluator is None:
         if blob is None:
             return MISSING_EVALUATOR
-        import pickle
-
-        evaluator = pickle.loads(blob)
-        _SHIPPED[token] = evaluator
-        while len(_SHIPPED) > 2:
-            _SHIPPED.popitem(last=False)
+        evaluator = keep_evaluator(token, blob)
     return execute(evaluator, params, draw, attempt, timeout)
+
+
+def keep_evaluator(token: str, blob: bytes) -> Evaluator:
+    """Unpickle an evaluator the runner shipped (never data read from a store) and keep it in this worker."""
+    import pickle
+
+    evaluator = pickle.loads(blob)
+    _SHIPPED[token] = evaluator
+    while len(_SHIPPED) > 2:
+        _SHIPPED.popitem(last=False)
+    return evaluator
 
 
 def _finish(outcome, attempt):

@@ -60,8 +60,12 @@ def _watch_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _limit_threads(threads: int, parent_pid: int) -> None:
+def _limit_threads(threads: int, parent_pid: int, preload: tuple[str, bytes] | None = None) -> None:
     _watch_parent(parent_pid)
+    if preload is not None:  # the run's evaluator, loaded before any task's timeout starts
+        from .evaluators import keep_evaluator
+
+        keep_evaluator(*preload)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
     try:
@@ -98,10 +102,22 @@ class LocalProcessExecutor(Executor):
     """
 
     def __init__(self, max_workers: int, timeout: float | None = None) -> None:
-        from pebble import ProcessPool
-
         self._max_workers = int(max_workers)
         self.timeout = timeout
+        self.preloaded: str | None = None
+        self._preload: tuple[str, bytes] | None = None
+        self._pool: Any = None
+
+    def preload(self, token: str, blob: bytes) -> None:
+        """Have every worker (also one started to replace a killed one) load this pickled
+        evaluator when it starts, so a task's timeout counts the evaluation only."""
+        if self._pool is not None:
+            raise RuntimeError("preload() must come before the first task")
+        self._preload, self.preloaded = (token, blob), token
+
+    def _start(self) -> Any:
+        from pebble import ProcessPool
+
         threads = max(1, (os.cpu_count() or 1) // self._max_workers)
         # Workers are started as fresh interpreters by loky's process launcher (fork + exec):
         # not a bare fork, which hangs when the parent has used OpenMP or holds locks in other
@@ -110,14 +126,16 @@ class LocalProcessExecutor(Executor):
         from loky.backend.context import get_context
 
         ctx = get_context("loky")
-        self._pool = ProcessPool(max_workers=self._max_workers, initializer=_limit_threads,
-                                 initargs=(threads, os.getpid()), context=ctx)
+        return ProcessPool(max_workers=self._max_workers, initializer=_limit_threads,
+                           initargs=(threads, os.getpid(), self._preload), context=ctx)
 
     def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
         from concurrent.futures import TimeoutError as FuturesTimeout
 
         from pebble import ProcessExpired
 
+        if self._pool is None:
+            self._pool = self._start()
         inner = self._pool.schedule(fn, args=args, kwargs=kwargs, timeout=self.timeout)
         outer: Future = Future()
 
@@ -145,12 +163,15 @@ class LocalProcessExecutor(Executor):
 
     @staticmethod
     def cancel(future: Future) -> None:
-        """Cancel a task, killing its worker if it is running."""
+        """Cancel a task that has not started (a running one is left to finish: killing its
+        worker would cost the next run a fresh worker)."""
         inner = getattr(future, "_certa_inner", None)
-        if inner is not None:
+        if inner is not None and not inner.running():
             inner.cancel()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self._pool is None:
+            return
         if wait and not cancel_futures:
             self._pool.close()
             self._pool.join()
@@ -165,7 +186,7 @@ _LOCAL_POOL: dict[str, LocalProcessExecutor] = {}
 def local_executor(n_workers: int, timeout: float | None) -> LocalProcessExecutor:
     """A reusable :class:`LocalProcessExecutor` (kept across runs, like loky's reusable executor)."""
     pool = _LOCAL_POOL.get("pool")
-    if pool is not None and (pool._max_workers != n_workers or not pool._pool.active):
+    if pool is not None and (pool._max_workers != n_workers or (pool._pool is not None and not pool._pool.active)):
         pool.shutdown(wait=False)
         pool = None
     if pool is None:
@@ -245,9 +266,11 @@ def resolve_executor(executor: Any = None, n_jobs: int | None = 1,
     n_workers = _effective_workers(n_jobs)
     timeout = check_timeout(timeout)
     if executor is None:
-        if n_workers == 1 and timeout is None:
+        if timeout is not None:  # a pool for this run: its workers preload the evaluator (see runner)
+            return LocalProcessExecutor(n_workers, timeout), n_workers, True
+        if n_workers == 1:
             return InlineExecutor(), 1, True
-        return local_executor(n_workers, timeout), n_workers, False
+        return local_executor(n_workers, None), n_workers, False
     if isinstance(executor, str):
         if executor == "ray":  # n_jobs is ignored: the cluster's CPUs set the concurrency
             if timeout is not None:

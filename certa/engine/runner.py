@@ -60,7 +60,7 @@ MAX_FAILURES = 5
 _POLL = 0.1
 #: Extra seconds a local worker gets past ``timeout`` (the soft limit, SIGALRM inside the
 #: worker) before it is killed (the hard limit).
-_HARD_GRACE = 0.5
+_HARD_GRACE = 0.2
 
 
 class AllEvaluationsFailedError(RuntimeError):
@@ -95,7 +95,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         non-finite score or whose worker process dies. Every attempt is recorded.
     timeout : float or None
         Seconds allowed per evaluation, a hard limit with the local executor: an
-        evaluation still running ``0.5`` s after it (in C code, say) has its worker
+        evaluation still running ``0.2`` s after it (in C code, say) has its worker
         process killed and replaced, and is recorded with status ``"timeout"``. With
         a timeout, ``n_jobs=1`` runs the evaluations in one worker process. Refused
         (``ValueError``) with Dask or Ray, which cannot stop a running task; with
@@ -165,6 +165,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     max_running = (int(max_in_flight) if max_in_flight is not None else max(2 * n_workers, 1)) \
         if strategy.max_pending is None else capacity
     ship = _EvaluatorShipping(evaluator, pool, max_running)
+    if hard_timeout and pool.timeout is not None:
+        pool.preload(ship.token, ship.blob)
+        ship.eager = 0
     strategy.start(len(cands), seed)
     owner = Owner.current()
     queue: deque[_Entry] = deque()
@@ -185,15 +188,17 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
 
     def start_or_wait(entry: _Entry) -> None:
         """Evaluate ``entry`` here if its claim is ours, else wait for the process that holds it."""
+        nonlocal n_reused
         key = entry.draw.key
         if not the_store.claim(key, owner):
             waiting[id(entry)] = entry
             return
         attempts = the_store.attempts(key)  # another process may have recorded some since we loaded
         done = final_of(attempts)
-        if done is not None:
+        if done is not None:  # finished by another process since we loaded the store
             the_store.release(key, owner)
             entry.outcome, entry.attempt = done, len(attempts)
+            n_reused += 1
             return
         entry.attempt = len(attempts) + 1
         submit(entry)
@@ -308,7 +313,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
             if e.future is not None and not e.future.done():
                 e.future.cancel()
                 if hard_timeout:
-                    LocalProcessExecutor.cancel(e.future)  # stop it in its worker too
+                    LocalProcessExecutor.cancel(e.future)  # not started: never start it
         the_store.release_all(owner)
         bar.close()
         if owned and hasattr(pool, "shutdown"):

@@ -1,0 +1,365 @@
+"""Faults a real run meets (issue 11): a table per kind of fault, shared stores, kill-and-resume.
+
+(a) Fault table: an evaluation that raises, returns NaN, hangs in C code (with a timeout),
+    calls ``os._exit``, ``abort`` or segfaults, once per faulty draw, on the local executor
+    and on a Dask ``LocalCluster``: does the run finish, with the fault-free result, when
+    ``retries=1`` covers the fault? For a hang, how late after the limit was it recorded?
+(b) Concurrency: 2 and 4 processes started together on one store with the same seed (and 3
+    processes of which one is SIGKILLed mid-run): all finish, with the result of a single
+    uninterrupted run; every evaluation that ran is logged, so duplicates are counted.
+(c) Kill-and-resume: a front (JKFoldSearchCV, BanditSearchCV, ProgressiveSearchCV,
+    certa.run) is SIGKILLed (with its workers) after a random number of stored evaluations
+    and resumed from its store: same result as an uninterrupted run, nothing lost, nothing
+    repeated.
+
+The data are scikit-learn's bundled breast-cancer set (real data); scores of the function
+evaluators are simulated (a candidate's value plus Gaussian noise from the draw's seed).
+
+Run: ``nice python benchmarks/faults.py [--quick]`` -> ``benchmarks/results/faults.{json,md}``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._common import fmt_load, loadavg, machine_info, md_table, write_results  # noqa: E402
+
+from certa import FunctionEvaluator, JKFoldGrid, run  # noqa: E402
+from certa.engine import SQLiteStore  # noqa: E402
+
+HERE = Path(__file__).resolve()
+GRID = {"x": [0.0, 0.1, 0.2, 0.3]}
+
+
+def noisy(x: float, seed: int) -> float:
+    return float(x) + float(np.random.default_rng(seed).normal(0, 0.3))
+
+
+class FaultyEvaluator(FunctionEvaluator):
+    """Candidates x > 0 fault once on fold 0 of each repeat (a marker file says it happened)."""
+
+    def __init__(self, marker_dir: str, kind: str | None, sleep: float = 0.0, log: str | None = None) -> None:
+        super().__init__(noisy)
+        self.marker_dir, self.kind, self.sleep, self.log = marker_dir, kind, sleep, log
+
+    def evaluate(self, params, draw):
+        x = params["x"]
+        if self.log:
+            with open(self.log, "a") as fh:
+                fh.write(f"{os.getpid()} {draw.key}\n")
+        if self.sleep:
+            time.sleep(self.sleep)
+        marker = os.path.join(self.marker_dir, f"{x}-{draw.key.replace('/', '_')}")
+        if self.kind and x > 0 and draw.index[-1] == 0 and not os.path.exists(marker):
+            with open(marker, "w") as fh:
+                fh.write(repr(time.time()))
+            if self.kind == "exception":
+                raise RuntimeError("injected fault")
+            if self.kind == "nan":
+                return float("nan")
+            if self.kind == "hang":
+                sum(range(10**12))  # stuck in C code: only killing the process stops it
+            if self.kind == "os._exit":
+                os._exit(3)
+            if self.kind == "abort":
+                os.abort()
+            if self.kind == "segfault":
+                import ctypes
+
+                ctypes.string_at(0)
+        return noisy(x, draw.seed)
+
+
+# -- (a) fault table -----------------------------------------------------------------------------
+
+KINDS = ("exception", "nan", "hang", "os._exit", "abort", "segfault")
+TIMEOUT = 2.0
+
+
+def fault_table(executors: list[str]) -> list[dict]:
+    clean = run(JKFoldGrid(2, 2), FunctionEvaluator(noisy_params), GRID, random_state=5)
+    rows = []
+    client = cluster = None
+    for ex in executors:
+        if ex == "dask":
+            import distributed
+
+            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                               host="127.0.0.1", dashboard_address=None)
+            client = distributed.Client(cluster)
+        for kind in KINDS:
+            with tempfile.TemporaryDirectory() as tmp:
+                store = os.path.join(tmp, "s.sqlite")
+                kw = {"executor": client} if ex == "dask" else {"n_jobs": 2}
+                timeout = TIMEOUT if kind == "hang" else None
+                row = {"executor": ex, "fault": kind, "retries": 1, "timeout": timeout}
+                t0 = time.perf_counter()
+                try:
+                    sel = run(JKFoldGrid(2, 2), FaultyEvaluator(tmp, kind), GRID, random_state=5, store=store,
+                              retries=1, timeout=timeout, **kw)
+                except Exception as exc:  # noqa: BLE001 - reported in the table
+                    row.update(finished=False, error=f"{type(exc).__name__}: {exc}"[:200])
+                else:
+                    row.update(finished=True,
+                               same_result=bool(np.array_equal(sel.result["estimates"], clean.result["estimates"])
+                                                and sel.best_index == clean.best_index),
+                               failed_attempts=int(sqlite3.connect(store).execute(
+                                   "SELECT COUNT(*) FROM evaluations WHERE status != 'ok'").fetchone()[0]),
+                               faults_injected=len([f for f in os.listdir(tmp) if not f.startswith("s.sqlite")]))
+                    if kind == "hang":
+                        lags = []
+                        for f in os.listdir(tmp):
+                            if f.startswith("s.sqlite"):
+                                continue
+                            started = float(Path(tmp, f).read_text())
+                            x, key = f.split("-", 1)
+                            key = key.replace("_", "/")
+                            rec = sqlite3.connect(store).execute(
+                                "SELECT recorded_at FROM evaluations WHERE draw_key=? AND status='timeout'",
+                                (key,)).fetchone()
+                            if rec:
+                                lags.append(rec[0] - started - TIMEOUT)
+                        row["recorded_after_limit_s"] = [round(v, 3) for v in lags]
+                row["seconds"] = round(time.perf_counter() - t0, 2)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    if client is not None:
+        client.close()
+        cluster.close()
+    return rows
+
+
+def noisy_params(params, seed):
+    return noisy(params["x"], seed)
+
+
+# -- (b) concurrency ------------------------------------------------------------------------------
+
+def _child_shared(store: str, log: str, strategy: str, seed: int) -> None:
+    from certa.strategies import TopTwoThompson
+
+    strat = JKFoldGrid(4, 2) if strategy == "grid" else TopTwoThompson(0.9, max_evals=40)
+    ev = FaultyEvaluator(os.path.dirname(log), None, sleep=0.05, log=log)
+    sel = run(strat, ev, GRID, random_state=seed, store=store)
+    print(json.dumps({"best": sel.best_index, "estimates": [float(v) for v in sel.result["estimates"]],
+                      "n": sel.n_evaluations}))
+
+
+def _clean_shared(strategy: str, seed: int) -> dict:
+    from certa.strategies import TopTwoThompson
+
+    strat = JKFoldGrid(4, 2) if strategy == "grid" else TopTwoThompson(0.9, max_evals=40)
+    sel = run(strat, FunctionEvaluator(noisy_params), GRID, random_state=seed)
+    return {"best": sel.best_index, "estimates": [float(v) for v in sel.result["estimates"]], "n": sel.n_evaluations}
+
+
+def concurrency_table(trials: int, configs: list[tuple[int, bool]]) -> list[dict]:
+    rows = []
+    for n_proc, kill_one in configs:
+        for t in range(trials):
+            strategy = "grid" if t % 2 == 0 else "top_two"
+            seed = 100 + t
+            with tempfile.TemporaryDirectory() as tmp:
+                store, log = os.path.join(tmp, "s.sqlite"), os.path.join(tmp, "evals.log")
+                SQLiteStore(store).close()
+                procs = [subprocess.Popen([sys.executable, str(HERE), "--child-shared", store, log, strategy,
+                                           str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         for _ in range(n_proc)]
+                killed_pid = None
+                if kill_one:
+                    deadline = time.time() + 300
+                    while _rows(store) < 4 and time.time() < deadline:
+                        time.sleep(0.02)
+                    procs[0].kill()
+                    killed_pid = procs[0].pid
+                outs = [p.communicate(timeout=900) for p in procs]
+                clean = _clean_shared(strategy, seed)
+                survivors = [(p, o) for p, o in zip(procs, outs) if p.pid != killed_pid]
+                ok = all(p.returncode == 0 for p, _ in survivors)
+                same = ok and all(json.loads(o[0].strip().splitlines()[-1]) == clean for _, o in survivors)
+                lines = [ln.split() for ln in Path(log).read_text().splitlines()] if os.path.exists(log) else []
+                per_key: dict[str, list[int]] = {}
+                for pid, key in lines:
+                    per_key.setdefault(key, []).append(int(pid))
+                dups = sum(len(v) - 1 for v in per_key.values())
+                dups_killed = sum(len(v) - 1 for v in per_key.values() if killed_pid in v)
+                stored = [k for (k,) in sqlite3.connect(store).execute("SELECT draw_key FROM evaluations")]
+                row = {"processes": n_proc, "killed_one": kill_one, "trial": t, "strategy": strategy,
+                       "all_finished": ok, "same_result": same, "evaluations": len(lines),
+                       "draws": len(per_key), "duplicates": dups, "duplicates_of_killed_owner": dups_killed,
+                       "stored_rows": len(stored), "stored_unique": len(set(stored))}
+                if not ok:
+                    row["stderr"] = [o[1][-500:] for p, o in survivors if p.returncode != 0]
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    return rows
+
+
+def _rows(path: str) -> int:
+    try:
+        con = sqlite3.connect(path, timeout=5)
+        try:
+            return con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
+# -- (c) kill-and-resume over the fronts ----------------------------------------------------------
+
+FRONTS = ("JKFoldSearchCV", "BanditSearchCV", "ProgressiveSearchCV", "certa.run")
+
+
+def _slow_lr():
+    from sklearn.linear_model import LogisticRegression
+
+    class SlowLR(LogisticRegression):
+        """LogisticRegression whose fit takes 40 ms longer, so a run lasts long enough to be killed."""
+
+        def fit(self, X, y, sample_weight=None):
+            time.sleep(0.04)
+            return super().fit(X, y, sample_weight)
+
+    return SlowLR
+
+
+def run_front(front: str, store: str | None, n_jobs: int) -> dict:
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from certa import BanditSearchCV, JKFoldSearchCV, ProgressiveSearchCV
+
+    X, y = load_breast_cancer(return_X_y=True)
+    SlowLR = _slow_lr()
+    est = make_pipeline(StandardScaler(), SlowLR(max_iter=300))
+    grid = {"slowlr__C": [0.001, 0.01, 0.1, 1.0, 10.0]}
+    if front == "JKFoldSearchCV":
+        s = JKFoldSearchCV(est, grid, n_splits=5, n_repeats=2, random_state=0, store=store, n_jobs=n_jobs,
+                           refit=False).fit(X, y)
+        return {"best": int(s.best_index_), "scores": [float(v) for v in s.cv_results_["mean_test_score"]]}
+    if front == "BanditSearchCV":
+        s = BanditSearchCV(est, grid, confidence=0.95, max_evals=60, random_state=0, store=store, n_jobs=n_jobs,
+                           refit=False).fit(X, y)
+        return {"best": int(s.best_index_), "scores": [float(v) for v in s.cv_results_["mean_test_score"]],
+                "n": [int(v) for v in s.cv_results_["n_evaluations"]]}
+    if front == "ProgressiveSearchCV":
+        s = ProgressiveSearchCV(est, grid, schedule=[0.25, 0.5, 1.0], random_state=0, store=store, n_jobs=n_jobs,
+                                refit=False).fit(X, y)
+        return {"best": int(s.best_index_), "scores": [None if not np.isfinite(v) else float(v)
+                                                       for v in s.cv_results_["mean_test_score"]]}
+    sel = run(JKFoldGrid(5, 3), FaultyEvaluator(tempfile.gettempdir(), None, sleep=0.04), GRID, random_state=0,
+              store=store, n_jobs=n_jobs)
+    return {"best": sel.best_index, "scores": [float(v) for v in sel.result["estimates"]]}
+
+
+def kill_resume_table(trials_per_front: int) -> list[dict]:
+    rng = np.random.default_rng(2026)
+    rows = []
+    for front in FRONTS:
+        clean = run_front(front, None, 1)
+        for t in range(trials_per_front):
+            n_jobs = 1 + t % 2
+            with tempfile.TemporaryDirectory() as tmp:
+                store = os.path.join(tmp, "s.sqlite")
+                proc = subprocess.Popen([sys.executable, str(HERE), "--child-front", front, store, str(n_jobs)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                kill_at = int(rng.integers(2, 12))
+                deadline = time.time() + 600
+                while _rows(store) < kill_at and time.time() < deadline and proc.poll() is None:
+                    time.sleep(0.01)
+                finished_first = proc.poll() is not None
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                before = set(sqlite3.connect(store).execute("SELECT draw_key, attempt, score FROM evaluations"))
+                resumed = run_front(front, store, 1)
+                after = list(sqlite3.connect(store).execute("SELECT draw_key, attempt, score FROM evaluations"))
+                keys = [(k, a) for k, a, _ in after]
+                row = {"front": front, "trial": t, "n_jobs": n_jobs, "killed_after_rows": len(before),
+                       "finished_before_kill": finished_first, "rows_after": len(after),
+                       "nothing_lost": before <= set(after), "nothing_repeated": len(keys) == len(set(keys)),
+                       "same_result": resumed == clean}
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer trials (a smoke test, not the published table)")
+    ap.add_argument("--parts", default="abc")
+    ap.add_argument("--child-shared", nargs=4)
+    ap.add_argument("--child-front", nargs=3)
+    a = ap.parse_args()
+    if a.child_shared:
+        store, log, strategy, seed = a.child_shared
+        _child_shared(store, log, strategy, int(seed))
+        return
+    if a.child_front:
+        front, store, n_jobs = a.child_front
+        print(json.dumps(run_front(front, store, int(n_jobs))))
+        return
+    info = machine_info()
+    t0 = time.time()
+    payload: dict = {"machine": info, "quick": a.quick}
+    md = ["# Faults (benchmarks/faults.py)", ""]
+    if "a" in a.parts:
+        rows = fault_table(["local", "dask"])
+        payload["faults"] = rows
+        md += ["## (a) Faults: JKFoldGrid(2 folds, 2 repeats) x 4 candidates, each of 3 faulty candidates faults "
+               f"once per repeat; retries=1; timeout={TIMEOUT} s for the hang", "",
+               md_table(["executor", "fault", "finished", "fault-free result", "failed attempts recorded",
+                         "hang recorded after limit (s)", "seconds", "error"],
+                        [[r["executor"], r["fault"], r["finished"], r.get("same_result", ""),
+                          r.get("failed_attempts", ""), ", ".join(f"{v:.2f}" for v in r.get("recorded_after_limit_s", [])),
+                          r["seconds"], r.get("error", "")] for r in rows]), ""]
+    if "b" in a.parts:
+        trials = 2 if a.quick else 10
+        rows = concurrency_table(trials, [(2, False), (4, False), (3, True)])
+        payload["concurrency"] = rows
+        summary = []
+        for n_proc, kill in ((2, False), (4, False), (3, True)):
+            rs = [r for r in rows if r["processes"] == n_proc and r["killed_one"] == kill]
+            summary.append([n_proc, "yes" if kill else "no", len(rs), sum(r["all_finished"] for r in rs),
+                            sum(r["same_result"] for r in rs), sum(r["duplicates"] for r in rs),
+                            sum(r["duplicates_of_killed_owner"] for r in rs),
+                            sum(r["stored_rows"] - r["stored_unique"] for r in rs)])
+        md += ["## (b) Several processes on one store (same seed; trials alternate JKFoldGrid(4x2) and "
+               "TopTwoThompson(max_evals=40), 4 candidates, 50 ms per evaluation)", "",
+               md_table(["processes", "one SIGKILLed", "trials", "all finished", "same result as one run",
+                         "duplicate evaluations", "of which by the killed process", "duplicate store rows"],
+                        summary), ""]
+    if "c" in a.parts:
+        per = 2 if a.quick else 10
+        rows = kill_resume_table(per)
+        payload["kill_resume"] = rows
+        summary = []
+        for front in FRONTS:
+            rs = [r for r in rows if r["front"] == front]
+            summary.append([front, len(rs), sum(not r["finished_before_kill"] for r in rs),
+                            sum(r["same_result"] for r in rs), sum(r["nothing_lost"] for r in rs),
+                            sum(r["nothing_repeated"] for r in rs)])
+        md += ["## (c) Kill-and-resume: SIGKILL (process group) after 2-11 stored evaluations, resume from the "
+               "store", "",
+               md_table(["front", "trials", "killed mid-run", "same result", "nothing lost", "nothing repeated"],
+                        summary), ""]
+    payload["seconds"] = round(time.time() - t0, 1)
+    md += [f"Machine: {info.get('cpu_count')} CPUs, load {fmt_load(loadavg())} at the end; "
+           f"{payload['seconds']} s in all."]
+    write_results("faults" + ("_quick" if a.quick else ""), payload, "\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
