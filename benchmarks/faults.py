@@ -87,18 +87,37 @@ KINDS = ("exception", "nan", "hang", "os._exit", "abort", "segfault")
 TIMEOUT = 2.0
 
 
-def fault_table(executors: list[str]) -> list[dict]:
-    clean = run(JKFoldGrid(2, 2), FunctionEvaluator(noisy_params), GRID, random_state=5)
+def fault_table(executors: list[str], limit: float = 300.0) -> list[dict]:
+    """Each row in a child process with a wall-clock limit, so a hang is seen as one."""
     rows = []
-    client = cluster = None
     for ex in executors:
-        if ex == "dask":
-            import distributed
-
-            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                               host="127.0.0.1", dashboard_address=None)
-            client = distributed.Client(cluster)
         for kind in KINDS:
+            t0 = time.perf_counter()
+            try:
+                out = subprocess.run([sys.executable, str(HERE), "--child-fault", ex, kind], capture_output=True,
+                                     text=True, timeout=limit)
+                lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+                row = json.loads(lines[-1]) if lines else {
+                    "executor": ex, "fault": kind, "finished": False, "error": f"child failed: {out.stderr[-300:]}"}
+            except subprocess.TimeoutExpired:
+                row = {"executor": ex, "fault": kind, "finished": False, "error": f"HUNG: no result after {limit} s"}
+            row["seconds_with_startup"] = round(time.perf_counter() - t0, 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
+
+
+def fault_row(ex: str, kind: str) -> dict:
+    clean = run(JKFoldGrid(2, 2), FunctionEvaluator(noisy_params), GRID, random_state=5)
+    client = cluster = None
+    if ex == "dask":
+        import distributed
+
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None)
+        client = distributed.Client(cluster)
+    if True:
+        if True:
             with tempfile.TemporaryDirectory() as tmp:
                 store = os.path.join(tmp, "s.sqlite")
                 kw = {"executor": client} if ex == "dask" else {"n_jobs": 2}
@@ -132,12 +151,10 @@ def fault_table(executors: list[str]) -> list[dict]:
                                 lags.append(rec[0] - started - TIMEOUT)
                         row["recorded_after_limit_s"] = [round(v, 3) for v in lags]
                 row["seconds"] = round(time.perf_counter() - t0, 2)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
     if client is not None:
         client.close()
         cluster.close()
-    return rows
+    return row
 
 
 def noisy_params(params, seed):
@@ -146,14 +163,63 @@ def noisy_params(params, seed):
 
 # -- (b) concurrency ------------------------------------------------------------------------------
 
-def _child_shared(store: str, log: str, strategy: str, seed: int) -> None:
+class Child:
+    """A child process forked from this one (certa already imported: on a loaded machine a fresh
+    interpreter spends 10-20 s importing it). It opens its own store connection, runs in its own
+    session (so a SIGKILL of its group also reaches its workers) and prints one JSON line."""
+
+    def __init__(self, fn, *args) -> None:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            os.close(r)
+            os.setsid()
+            code = 0
+            try:
+                out = fn(*args)
+                os.write(w, (json.dumps(out) + "\n").encode())
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                os.write(w, (json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n").encode())
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid, self._r, self.returncode = pid, r, None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def communicate(self) -> str:
+        chunks = []
+        while True:
+            b = os.read(self._r, 65536)
+            if not b:
+                break
+            chunks.append(b)
+        os.close(self._r)
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return b"".join(chunks).decode()
+
+
+def _child_shared(store: str, log: str, strategy: str, seed: int) -> dict:
     from certa.strategies import TopTwoThompson
 
     strat = JKFoldGrid(4, 2) if strategy == "grid" else TopTwoThompson(0.9, max_evals=40)
     ev = FaultyEvaluator(os.path.dirname(log), None, sleep=0.05, log=log)
     sel = run(strat, ev, GRID, random_state=seed, store=store)
-    print(json.dumps({"best": sel.best_index, "estimates": [float(v) for v in sel.result["estimates"]],
-                      "n": sel.n_evaluations}))
+    return {"best": sel.best_index, "estimates": [float(v) for v in sel.result["estimates"]], "n": sel.n_evaluations}
 
 
 def _clean_shared(strategy: str, seed: int) -> dict:
@@ -173,9 +239,7 @@ def concurrency_table(trials: int, configs: list[tuple[int, bool]]) -> list[dict
             with tempfile.TemporaryDirectory() as tmp:
                 store, log = os.path.join(tmp, "s.sqlite"), os.path.join(tmp, "evals.log")
                 SQLiteStore(store).close()
-                procs = [subprocess.Popen([sys.executable, str(HERE), "--child-shared", store, log, strategy,
-                                           str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                         for _ in range(n_proc)]
+                procs = [Child(_child_shared, store, log, strategy, seed) for _ in range(n_proc)]
                 killed_pid = None
                 if kill_one:
                     deadline = time.time() + 300
@@ -183,11 +247,11 @@ def concurrency_table(trials: int, configs: list[tuple[int, bool]]) -> list[dict
                         time.sleep(0.02)
                     procs[0].kill()
                     killed_pid = procs[0].pid
-                outs = [p.communicate(timeout=900) for p in procs]
+                outs = [p.communicate() for p in procs]
                 clean = _clean_shared(strategy, seed)
                 survivors = [(p, o) for p, o in zip(procs, outs) if p.pid != killed_pid]
                 ok = all(p.returncode == 0 for p, _ in survivors)
-                same = ok and all(json.loads(o[0].strip().splitlines()[-1]) == clean for _, o in survivors)
+                same = ok and all(json.loads(o.strip().splitlines()[-1]) == clean for _, o in survivors)
                 lines = [ln.split() for ln in Path(log).read_text().splitlines()] if os.path.exists(log) else []
                 per_key: dict[str, list[int]] = {}
                 for pid, key in lines:
@@ -200,7 +264,7 @@ def concurrency_table(trials: int, configs: list[tuple[int, bool]]) -> list[dict
                        "draws": len(per_key), "duplicates": dups, "duplicates_of_killed_owner": dups_killed,
                        "stored_rows": len(stored), "stored_unique": len(set(stored))}
                 if not ok:
-                    row["stderr"] = [o[1][-500:] for p, o in survivors if p.returncode != 0]
+                    row["stderr"] = [o[-500:] for p, o in survivors if p.returncode != 0]
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     return rows
@@ -274,14 +338,13 @@ def kill_resume_table(trials_per_front: int) -> list[dict]:
             n_jobs = 1 + t % 2
             with tempfile.TemporaryDirectory() as tmp:
                 store = os.path.join(tmp, "s.sqlite")
-                proc = subprocess.Popen([sys.executable, str(HERE), "--child-front", front, store, str(n_jobs)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                proc = Child(run_front, front, store, n_jobs)
                 kill_at = int(rng.integers(2, 12))
                 deadline = time.time() + 600
                 while _rows(store) < kill_at and time.time() < deadline and proc.poll() is None:
                     time.sleep(0.01)
                 finished_first = proc.poll() is not None
-                os.killpg(proc.pid, signal.SIGKILL)
+                proc.kill()
                 proc.communicate()
                 before = set(sqlite3.connect(store).execute("SELECT draw_key, attempt, score FROM evaluations"))
                 resumed = run_front(front, store, 1)
@@ -302,10 +365,14 @@ def main() -> None:
     ap.add_argument("--parts", default="abc")
     ap.add_argument("--child-shared", nargs=4)
     ap.add_argument("--child-front", nargs=3)
+    ap.add_argument("--child-fault", nargs=2)
     a = ap.parse_args()
     if a.child_shared:
         store, log, strategy, seed = a.child_shared
         _child_shared(store, log, strategy, int(seed))
+        return
+    if a.child_fault:
+        print(json.dumps(fault_row(*a.child_fault)), flush=True)
         return
     if a.child_front:
         front, store, n_jobs = a.child_front
@@ -324,10 +391,11 @@ def main() -> None:
                          "hang recorded after limit (s)", "seconds", "error"],
                         [[r["executor"], r["fault"], r["finished"], r.get("same_result", ""),
                           r.get("failed_attempts", ""), ", ".join(f"{v:.2f}" for v in r.get("recorded_after_limit_s", [])),
-                          r["seconds"], r.get("error", "")] for r in rows]), ""]
+                          r.get("seconds", ""), r.get("error", "")] for r in rows]), ""]
     if "b" in a.parts:
         trials = 2 if a.quick else 10
-        rows = concurrency_table(trials, [(2, False), (4, False), (3, True)])
+        rows = concurrency_table(trials, [(2, False), (4, False)]) + concurrency_table(max(2, trials // 3),
+                                                                                     [(3, True)])
         payload["concurrency"] = rows
         summary = []
         for n_proc, kill in ((2, False), (4, False), (3, True)):
@@ -358,7 +426,8 @@ def main() -> None:
     payload["seconds"] = round(time.time() - t0, 1)
     md += [f"Machine: {info.get('cpu_count')} CPUs, load {fmt_load(loadavg())} at the end; "
            f"{payload['seconds']} s in all."]
-    write_results("faults" + ("_quick" if a.quick else ""), payload, "\n".join(md))
+    name = "faults" + ("" if a.parts == "abc" else f"_{a.parts}") + ("_quick" if a.quick else "")
+    write_results(name, payload, "\n".join(md))
 
 
 if __name__ == "__main__":

@@ -139,8 +139,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     cands = as_candidates(candidates)
     seed = resolve_seed(random_state)
     the_store = as_store(store)
-    the_store.bind(run_fingerprint(strategy, evaluator, cands, seed), describe_run(strategy, evaluator, cands, seed, retries,
-                                                                                    max_failures))
+    private = store is None  # a MemoryStore of this run only
+    the_store.bind(run_fingerprint(strategy, evaluator, cands, seed),
+                   describe_run(strategy, evaluator, cands, seed, retries, max_failures))
 
     def final_of(attempts: list[Outcome]) -> Outcome | None:
         """The outcome a draw ends with, once its attempts are over (None while they are not)."""
@@ -190,6 +191,10 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         """Evaluate ``entry`` here if its claim is ours, else wait for the process that holds it."""
         nonlocal n_reused
         key = entry.draw.key
+        if private:  # nobody else can see this store: nothing to claim
+            submit(entry)
+            running[id(entry)] = entry
+            return
         if not the_store.claim(key, owner):
             waiting[id(entry)] = entry
             return
@@ -239,7 +244,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 e.outcome = outcome
                 e.future = None
                 del running[id(e)]
-                the_store.release(e.draw.key, owner)
+                # (its claim is left to release_all at the end: a finished draw's claim is harmless,
+                # others look at its recorded attempts first)
 
     def after_tell(draw: Draw, outcome: Outcome) -> None:
         """Drop a candidate that keeps failing; stop when every candidate's first evaluation failed alike."""
@@ -256,8 +262,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         if n_ok == 0 and len(first) == len(cands) and len({o.error for o in first.values()}) == 1:
             o = first[0]
             raise AllEvaluationsFailedError(
-                f"the first evaluation of every candidate ({len(cands)}) failed with the same error, so the run "
-                f"stopped early: {o.error}")
+                f"every candidate failed: the first evaluation of every candidate ({len(cands)}) failed with the "
+                f"same error, so the run stopped early: {o.error}")
 
     bar = _Progress(progress, getattr(strategy, "total_draws", None))
     try:
@@ -321,7 +327,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     if told and n_ok == 0:
         draw, o, _ = told[0]
         raise AllEvaluationsFailedError(
-            f"all {len(told)} evaluations failed; the first, of candidate {cands[draw.candidate].name!r} "
+            f"every candidate failed: all {len(told)} evaluations failed; the first, of candidate {cands[draw.candidate].name!r} "
             f"(draw {draw.key}), with: {o.error}")
     result = strategy.result()
     if strategy.dropped:

@@ -111,6 +111,7 @@ class MemoryStore(Store):
         self._rows: list[StoredOutcome] = []
         self._fingerprint: str | None = None
         self._claims: dict[str, Owner] = {}
+        self._by_key: dict[str, list[Outcome]] = {}
         self._lock = threading.Lock()  # runs in threads of one process may share it
 
     def bind(self, fingerprint: str, description: dict) -> None:
@@ -121,6 +122,7 @@ class MemoryStore(Store):
     def record(self, draw: Draw, outcome: Outcome) -> None:
         with self._lock:
             self._rows.append(StoredOutcome(len(self._rows) + 1, draw, outcome))
+            self._by_key.setdefault(draw.key, []).append(outcome)
 
     def load(self) -> list[StoredOutcome]:
         with self._lock:
@@ -146,7 +148,7 @@ class MemoryStore(Store):
 
     def attempts(self, key: str) -> list[Outcome]:
         with self._lock:
-            return [r.outcome for r in self._rows if r.draw.key == key]
+            return list(self._by_key.get(key, []))
 
 
 _SCHEMA = """
@@ -228,14 +230,21 @@ class SQLiteStore(Store):
              payload, time.time()))
 
     def claim(self, key: str, owner: Owner) -> bool:
-        with self._conn:
-            self._conn.execute("BEGIN IMMEDIATE")
-            row = self._conn.execute("SELECT token, host, pid, start FROM claims WHERE draw_key=?", (key,)).fetchone()
-            if row is not None and row[0] != owner.token and Owner(row[1], row[2], row[3], row[0]).alive():
-                return False
-            self._conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
-                               (key, owner.token, owner.host, owner.pid, owner.start, time.time()))
+        # one autocommit statement in the common case (the draw is free); a dead holder's claim
+        # is taken over by compare-and-swap on its token, so two takers cannot both win
+        row = (key, owner.token, owner.host, owner.pid, owner.start, time.time())
+        if self._conn.execute("INSERT INTO claims VALUES (?,?,?,?,?,?) ON CONFLICT(draw_key) DO NOTHING",
+                              row).rowcount == 1:
             return True
+        held = self._conn.execute("SELECT token, host, pid, start FROM claims WHERE draw_key=?", (key,)).fetchone()
+        if held is None:  # released meanwhile
+            return self.claim(key, owner)
+        if held[0] == owner.token:
+            return True
+        if Owner(held[1], held[2], held[3], held[0]).alive():
+            return False
+        return self._conn.execute("UPDATE claims SET token=?, host=?, pid=?, start=?, claimed_at=? "
+                                  "WHERE draw_key=? AND token=?", row[1:] + (key, held[0])).rowcount == 1
 
     def release(self, key: str, owner: Owner) -> None:
         self._conn.execute("DELETE FROM claims WHERE draw_key=? AND token=?", (key, owner.token))
