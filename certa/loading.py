@@ -74,9 +74,13 @@ def _final_outcomes(rows: list, retries: int | None) -> dict[str, tuple[Draw, Ou
     return out
 
 
-def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[str, tuple[Draw, Outcome]]):
-    """Tell the stored outcomes to the strategy in the order the runner told them; stop at the first gap."""
+def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[str, tuple[Draw, Outcome]],
+            max_failures: int | None = None):
+    """Tell the stored outcomes to the strategy in the order the runner told them; stop at the first gap.
+
+    Candidates are dropped after ``max_failures`` failures in a row, as the runner did."""
     strategy.start(n_candidates, seed)
+    streak = [0] * n_candidates
     capacity = strategy.max_pending if strategy.max_pending is not None else 1_000_000
     queue: deque[Draw] = deque()
     told: list[tuple[Draw, Outcome, int]] = []
@@ -86,12 +90,20 @@ def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[str
             if draw is None:
                 break
             queue.append(draw)
+        if queue and queue[0].candidate in strategy.dropped:  # the runner answered it without evaluating
+            draw = queue.popleft()
+            strategy.tell(draw, Outcome.failure("candidate dropped", status="dropped"))
+            continue
         if not queue or queue[0].key not in outcomes:
             break
         draw = queue.popleft()
         outcome = outcomes[draw.key][1]
         strategy.tell(draw, outcome)
         told.append((draw, outcome, outcome.attempt))
+        c = draw.candidate
+        streak[c] = 0 if outcome.ok else streak[c] + 1
+        if max_failures is not None and streak[c] >= max_failures and c not in strategy.dropped:
+            strategy.drop(c, f"{streak[c]} evaluations in a row failed; last: {outcome.error}")
     return told
 
 
@@ -163,9 +175,11 @@ def load(store: str | os.PathLike) -> Selection:
     result: dict[str, Any] | None = None
     if strategy is not None:
         try:
-            told = _replay(strategy, len(candidates), seed, outcomes)
+            told = _replay(strategy, len(candidates), seed, outcomes, desc.get("max_failures"))
             finished = bool(strategy.finished)
             result = strategy.result()
+            if strategy.dropped:
+                result["dropped"] = {candidates[c].name: why for c, why in strategy.dropped.items()}
         except Exception:  # noqa: BLE001 - an unfinished strategy may not have a result yet
             result = None
     if strategy is None or result is None:

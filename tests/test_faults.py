@@ -342,3 +342,13 @@ def _rows(path):
             con.close()
     except sqlite3.OperationalError:
         return 0
+
+
+def test_load_replays_the_drops(tmp_path):
+    from certa import load
+
+    store = tmp_path / "s.sqlite"
+    sel = bandit_select(_fails_for_b, {"a": 1, "b": 2, "c": 3}, random_state=0, store=store)
+    back = load(store)
+    assert back.dropped == sel.dropped and list(back.dropped) == ["b"]
+    assert back.best_index == sel.best_index and back.n_evaluations == sel.n_evaluations
