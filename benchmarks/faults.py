@@ -87,7 +87,7 @@ KINDS = ("exception", "nan", "hang", "os._exit", "abort", "segfault")
 TIMEOUT = 2.0
 
 
-def fault_table(executors: list[str], limit: float = 300.0) -> list[dict]:
+def fault_table(executors: list[str], limit: float = 1500.0) -> list[dict]:
     """Each row in a child process with a wall-clock limit, so a hang is seen as one."""
     rows = []
     for ex in executors:
@@ -108,7 +108,7 @@ def fault_table(executors: list[str], limit: float = 300.0) -> list[dict]:
 
 
 def fault_row(ex: str, kind: str) -> dict:
-    clean = run(JKFoldGrid(2, 2), FunctionEvaluator(noisy_params), GRID, random_state=5)
+    clean = run(JKFoldGrid(2, 1), FunctionEvaluator(noisy_params), GRID, random_state=5)
     client = cluster = None
     if ex == "dask":
         import distributed
@@ -125,7 +125,7 @@ def fault_row(ex: str, kind: str) -> dict:
                 row = {"executor": ex, "fault": kind, "retries": 1, "timeout": timeout}
                 t0 = time.perf_counter()
                 try:
-                    sel = run(JKFoldGrid(2, 2), FaultyEvaluator(tmp, kind), GRID, random_state=5, store=store,
+                    sel = run(JKFoldGrid(2, 1), FaultyEvaluator(tmp, kind), GRID, random_state=5, store=store,
                               retries=1, timeout=timeout, **kw)
                 except Exception as exc:  # noqa: BLE001 - reported in the table
                     row.update(finished=False, error=f"{type(exc).__name__}: {exc}"[:200])
@@ -329,13 +329,13 @@ def run_front(front: str, store: str | None, n_jobs: int) -> dict:
     return {"best": sel.best_index, "scores": [float(v) for v in sel.result["estimates"]]}
 
 
-def kill_resume_table(trials_per_front: int) -> list[dict]:
+def kill_resume_table(trials_per_front: int, fronts: tuple[str, ...] = FRONTS) -> list[dict]:
     rng = np.random.default_rng(2026)
     rows = []
-    for front in FRONTS:
+    for front in fronts:
         clean = run_front(front, None, 1)
         for t in range(trials_per_front):
-            n_jobs = 1 + t % 2
+            n_jobs = 2 if t % 4 == 1 else 1  # local workers in a quarter of the trials
             with tempfile.TemporaryDirectory() as tmp:
                 store = os.path.join(tmp, "s.sqlite")
                 proc = Child(run_front, front, store, n_jobs)
@@ -366,6 +366,8 @@ def main() -> None:
     ap.add_argument("--child-shared", nargs=4)
     ap.add_argument("--child-front", nargs=3)
     ap.add_argument("--child-fault", nargs=2)
+    ap.add_argument("--assemble", nargs="+", help="build the results from the JSON rows in these logs")
+    ap.add_argument("--fronts", default=",".join(FRONTS))
     a = ap.parse_args()
     if a.child_shared:
         store, log, strategy, seed = a.child_shared
@@ -381,53 +383,72 @@ def main() -> None:
     info = machine_info()
     t0 = time.time()
     payload: dict = {"machine": info, "quick": a.quick}
-    md = ["# Faults (benchmarks/faults.py)", ""]
-    if "a" in a.parts:
-        rows = fault_table(["local", "dask"])
-        payload["faults"] = rows
-        md += ["## (a) Faults: JKFoldGrid(2 folds, 2 repeats) x 4 candidates, each of 3 faulty candidates faults "
-               f"once per repeat; retries=1; timeout={TIMEOUT} s for the hang", "",
+    if a.assemble:  # rows printed by earlier (partial) runs of this script
+        rows = [json.loads(ln) for f in a.assemble for ln in Path(f).read_text().splitlines() if ln.startswith("{")]
+        payload["faults"] = [r for r in rows if "fault" in r]
+        payload["concurrency"] = [r for r in rows if "processes" in r]
+        payload["kill_resume"] = [r for r in rows if "front" in r]
+    else:
+        if "a" in a.parts:
+            payload["faults"] = fault_table(["local", "dask"])
+        if "b" in a.parts:
+            trials = 2 if a.quick else 10
+            payload["concurrency"] = (concurrency_table(trials, [(2, False), (4, False)])
+                                      + concurrency_table(max(2, trials // 3), [(3, True)]))
+        if "c" in a.parts:
+            payload["kill_resume"] = kill_resume_table(2 if a.quick else 10, tuple(a.fronts.split(",")))
+    payload["seconds"] = round(time.time() - t0, 1)
+    md = ["# Faults (benchmarks/faults.py)", ""] + markdown(payload)
+    md += [f"Machine: {info.get('cpu_count')} CPUs, load {fmt_load(loadavg())} at the end."]
+    name = "faults" + ("" if a.parts == "abc" else f"_{a.parts}") + ("_quick" if a.quick else "")
+    write_results(name, payload, "\n".join(md))
+
+
+def markdown(payload: dict) -> list[str]:
+    md: list[str] = []
+    rows = payload.get("faults")
+    if rows:
+        md += ["## (a) Faults: JKFoldGrid(2 folds) x 4 candidates; each of the 3 candidates x > 0 faults once "
+               f"(its first fold); retries=1; timeout={TIMEOUT} s for the hang (a loop in C code)", "",
                md_table(["executor", "fault", "finished", "fault-free result", "failed attempts recorded",
-                         "hang recorded after limit (s)", "seconds", "error"],
+                         "hang recorded after the limit (s)", "seconds", "error"],
                         [[r["executor"], r["fault"], r["finished"], r.get("same_result", ""),
-                          r.get("failed_attempts", ""), ", ".join(f"{v:.2f}" for v in r.get("recorded_after_limit_s", [])),
+                          r.get("failed_attempts", ""),
+                          ", ".join(f"{v:.2f}" for v in r.get("recorded_after_limit_s", [])),
                           r.get("seconds", ""), r.get("error", "")] for r in rows]), ""]
-    if "b" in a.parts:
-        trials = 2 if a.quick else 10
-        rows = concurrency_table(trials, [(2, False), (4, False)]) + concurrency_table(max(2, trials // 3),
-                                                                                     [(3, True)])
-        payload["concurrency"] = rows
+    rows = payload.get("concurrency")
+    if rows:
         summary = []
         for n_proc, kill in ((2, False), (4, False), (3, True)):
             rs = [r for r in rows if r["processes"] == n_proc and r["killed_one"] == kill]
-            summary.append([n_proc, "yes" if kill else "no", len(rs), sum(r["all_finished"] for r in rs),
-                            sum(r["same_result"] for r in rs), sum(r["duplicates"] for r in rs),
-                            sum(r["duplicates_of_killed_owner"] for r in rs),
-                            sum(r["stored_rows"] - r["stored_unique"] for r in rs)])
-        md += ["## (b) Several processes on one store (same seed; trials alternate JKFoldGrid(4x2) and "
-               "TopTwoThompson(max_evals=40), 4 candidates, 50 ms per evaluation)", "",
-               md_table(["processes", "one SIGKILLed", "trials", "all finished", "same result as one run",
-                         "duplicate evaluations", "of which by the killed process", "duplicate store rows"],
-                        summary), ""]
-    if "c" in a.parts:
-        per = 2 if a.quick else 10
-        rows = kill_resume_table(per)
-        payload["kill_resume"] = rows
+            if rs:
+                summary.append([n_proc, "yes" if kill else "no", len(rs), sum(r["all_finished"] for r in rs),
+                                sum(r["same_result"] for r in rs), sum(r["evaluations"] for r in rs),
+                                sum(r["duplicates"] for r in rs), sum(r["duplicates_of_killed_owner"] for r in rs),
+                                sum(r["stored_rows"] - r["stored_unique"] for r in rs)])
+        md += ["## (b) Several processes on one store (same seed; trials alternate JKFoldGrid(4 folds x 2) and "
+               "TopTwoThompson(max_evals=40), 4 candidates, 50 ms per evaluation; the processes are forked from "
+               "the benchmark, each opens its own store)", "",
+               md_table(["processes", "one SIGKILLed mid-run", "trials", "all (surviving) finished",
+                         "same result as one run", "evaluations", "duplicate evaluations",
+                         "of which the killed process's", "duplicate store rows"], summary), ""]
+    rows = payload.get("kill_resume")
+    if rows:
         summary = []
         for front in FRONTS:
             rs = [r for r in rows if r["front"] == front]
-            summary.append([front, len(rs), sum(not r["finished_before_kill"] for r in rs),
-                            sum(r["same_result"] for r in rs), sum(r["nothing_lost"] for r in rs),
-                            sum(r["nothing_repeated"] for r in rs)])
-        md += ["## (c) Kill-and-resume: SIGKILL (process group) after 2-11 stored evaluations, resume from the "
-               "store", "",
-               md_table(["front", "trials", "killed mid-run", "same result", "nothing lost", "nothing repeated"],
-                        summary), ""]
-    payload["seconds"] = round(time.time() - t0, 1)
-    md += [f"Machine: {info.get('cpu_count')} CPUs, load {fmt_load(loadavg())} at the end; "
-           f"{payload['seconds']} s in all."]
-    name = "faults" + ("" if a.parts == "abc" else f"_{a.parts}") + ("_quick" if a.quick else "")
-    write_results(name, payload, "\n".join(md))
+            if rs:
+                summary.append([front, len(rs), sum(r["n_jobs"] == 2 for r in rs),
+                                sum(not r["finished_before_kill"] for r in rs), sum(r["same_result"] for r in rs),
+                                sum(r["nothing_lost"] for r in rs), sum(r["nothing_repeated"] for r in rs)])
+        summary.append(["all", len(rows), sum(r["n_jobs"] == 2 for r in rows),
+                        sum(not r["finished_before_kill"] for r in rows), sum(r["same_result"] for r in rows),
+                        sum(r["nothing_lost"] for r in rows), sum(r["nothing_repeated"] for r in rows)])
+        md += ["## (c) Kill-and-resume: SIGKILL of the run's process group after 2-11 stored evaluations, then "
+               "resumed from the store", "",
+               md_table(["front", "trials", "with 2 local workers", "killed mid-run", "same result",
+                         "nothing lost", "nothing repeated"], summary), ""]
+    return md
 
 
 if __name__ == "__main__":
