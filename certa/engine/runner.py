@@ -60,7 +60,7 @@ MAX_FAILURES = 5
 _POLL = 0.1
 #: Extra seconds a local worker gets past ``timeout`` (the soft limit, SIGALRM inside the
 #: worker) before it is killed (the hard limit).
-_HARD_GRACE = 0.2
+_HARD_GRACE = 0.1
 
 
 class AllEvaluationsFailedError(RuntimeError):
@@ -95,7 +95,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         non-finite score or whose worker process dies. Every attempt is recorded.
     timeout : float or None
         Seconds allowed per evaluation, a hard limit with the local executor: an
-        evaluation still running ``0.2`` s after it (in C code, say) has its worker
+        evaluation still running ``0.1`` s after it (in C code, say) has its worker
         process killed and replaced, and is recorded with status ``"timeout"``. With
         a timeout, ``n_jobs=1`` runs the evaluations in one worker process. Refused
         (``ValueError``) with Dask or Ray, which cannot stop a running task; with
