@@ -208,12 +208,15 @@ class SQLiteStore(Store):
         row = self._conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
         if row is None:
             with self._conn:
-                self._conn.execute("BEGIN")
-                self._conn.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
-                self._conn.execute("INSERT INTO meta VALUES ('description', ?)",
-                                   (json.dumps(description, default=repr, sort_keys=True),))
-                self._conn.execute("INSERT INTO meta VALUES ('created_at', ?)", (repr(time.time()),))
-        elif row[0] != fingerprint:
+                # IMMEDIATE, and look again inside: another process may be binding the new file too
+                self._conn.execute("BEGIN IMMEDIATE")
+                row = self._conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+                if row is None:
+                    self._conn.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
+                    self._conn.execute("INSERT INTO meta VALUES ('description', ?)",
+                                       (json.dumps(description, default=repr, sort_keys=True),))
+                    self._conn.execute("INSERT INTO meta VALUES ('created_at', ?)", (repr(time.time()),))
+        if row is not None and row[0] != fingerprint:
             raise ValueError(
                 f"store {self.path!r} belongs to a different run (its candidates, data, strategy or "
                 "seed differ from this one); use a new file or the original settings")
