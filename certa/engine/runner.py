@@ -110,8 +110,11 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     max_failures : int or None, default 5
         A candidate whose evaluations fail this many times in a row (each after its
         retries) is dropped: not evaluated again, listed in ``Selection.dropped``, never
-        chosen. ``None`` never drops (a fixed plan still ends; an adaptive strategy ends
-        at its ``max_evals``).
+        chosen. ``None``: nothing is dropped and failures never end the run (no early
+        stop, no ``AllEvaluationsFailedError``): every draw is evaluated and the caller
+        decides what failures mean, as the scikit-learn-compatible ``JKFoldSearchCV``
+        does with scikit-learn's own "All the N fits failed" (an adaptive strategy still
+        ends at its ``max_evals``).
 
     Returns
     -------
@@ -121,7 +124,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     ------
     AllEvaluationsFailedError
         If every evaluation failed, naming the first failure; raised early when the
-        first evaluation of every candidate failed with the same error.
+        first evaluation of every candidate failed with the same error (not with
+        ``max_failures=None``).
     """
     if not isinstance(strategy, Strategy):
         raise TypeError(f"strategy must be a certa Strategy, got {type(strategy).__name__}")
@@ -259,7 +263,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
             streak[c] += 1
             if max_failures is not None and streak[c] >= max_failures and c not in strategy.dropped:
                 strategy.drop(c, f"{streak[c]} evaluations in a row failed; last: {outcome.error}")
-        if n_ok == 0 and len(first) == len(cands) and len({o.error for o in first.values()}) == 1:
+        if max_failures is not None and n_ok == 0 and len(first) == len(cands) \
+                and len({o.error for o in first.values()}) == 1:
             o = first[0]
             raise AllEvaluationsFailedError(
                 f"every candidate failed: the first evaluation of every candidate ({len(cands)}) failed with the "
@@ -324,7 +329,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         bar.close()
         if owned and hasattr(pool, "shutdown"):
             pool.shutdown(wait=False)
-    if told and n_ok == 0:
+    if told and n_ok == 0 and max_failures is not None:
         draw, o, _ = told[0]
         raise AllEvaluationsFailedError(
             f"every candidate failed: all {len(told)} evaluations failed; the first, of candidate {cands[draw.candidate].name!r} "

@@ -319,7 +319,8 @@ class EngineSearchCV(BaseSearchCV):
         selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
                         executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
                         progress=self.progress,
-                        max_in_flight=max_in_flight(self.pre_dispatch, self.n_jobs, self.executor))
+                        max_in_flight=max_in_flight(self.pre_dispatch, self.n_jobs, self.executor),
+                        max_failures=None)  # every fit runs, as in GridSearchCV; failures are handled below
         self.selection_ = selection
         out = outputs_from_selection(selection, n_candidates, n_splits, plan, scorers, self.error_score,
                                      self.return_train_score, X, y)
