@@ -351,7 +351,7 @@ def markdown(res) -> str:
         f"{draw}/{k}: `{v['default']['setting']}` ({v['default']['accuracy']:.4f}, rank {v['default']['exhaustive_rank']})"
         for draw, learners in res["draws"].items() for k, v in learners.items()), ""]
     lines += ["## Race: the final round's verdict on the default", "",
-              "| draw | learner | schedule | choice | final-round difference to default | interval | p (Holm) | beat default |",
+              "| draw | learner | schedule | choice | final-round difference to default | interval | p (one-sided, Bonferroni) | beat default |",
               "|---|---|---|---|---|---|---|---|"]
     for draw, learners in res["draws"].items():
         for name, r in learners.items():
@@ -361,7 +361,7 @@ def markdown(res) -> str:
                     continue
                 lines.append(f"| {draw} | {name} | {schedule} | `{r[label]['chosen']}` | "
                              f"{100 * vs['difference']:+.2f} | [{100 * vs['ci_low']:+.2f}, {100 * vs['ci_high']:+.2f}] | "
-                             f"{vs['pvalue_holm']:.3g} | {vs['beat_baseline']} |")
+                             f"{vs['pvalue_adjusted']:.3g} | {vs['beat_baseline']} |")
     lines += ["", "## Rounds", ""]
     for draw, learners in res["draws"].items():
         for name, r in learners.items():
@@ -382,6 +382,14 @@ def markdown(res) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _time_source(ex) -> str:
+    if not ex["reused_from_cache"]:
+        return ""
+    if ex.get("timed_sample"):
+        return ", exhaustive time scaled from a sample timed in this job"
+    return ", exhaustive time from the cached run: another job"
+
+
 def acceptance(res) -> list[str]:
     out = []
     for draw, learners in res["draws"].items():
@@ -398,7 +406,7 @@ def acceptance(res) -> list[str]:
                 if name == "knn" and schedule == "psearch":
                     line += (f"; time {p['time_vs_exhaustive_pct']:.1f} % of exhaustive "
                              f"({'met' if p['time_vs_exhaustive_pct'] <= 10 else 'NOT met'}: <= 10 %"
-                             f"{', exhaustive time scaled from a sample timed in this job' if r['exhaustive']['reused_from_cache'] else ''})")
+                             f"{_time_source(r['exhaustive'])})")
                 out.append(line)
     return out
 
@@ -414,7 +422,8 @@ def combine(args) -> dict:
     res["total_wall_s"] = max(p["total_wall_s"] for p in parts)
     for p in parts:
         for draw, learners in p["draws"].items():
-            res["draws"].setdefault(draw, {}).update(learners)
+            for name, rows in learners.items():  # runs of the same learner add their method rows
+                res["draws"].setdefault(draw, {}).setdefault(name, {}).update(rows)
     stem = "progressive_lemma" + ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
     (out / f"{stem}.json").write_text(json.dumps(res, indent=2, default=float))
     (out / f"{stem}.md").write_text(markdown(res))
