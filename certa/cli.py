@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "(information-directed selection, no tuning; fewer evaluations on the FIESTA data)")
     sim.add_argument("--workers", type=_positive_int(1), default=None, help="evaluations in flight (batch, uniform)")
     sim.add_argument("--max-evals", type=_positive_int(1), default=None, help="cap on evaluations per run")
+    sim.add_argument("--tolerance", type=float, default=0.0,
+                     help="epsilon-best: a choice within this of the best counts as right (fixed confidence; "
+                     "with --means the report gives T*_eps and its lower bound)")
     src = sim.add_mutually_exclusive_group(required=True)
     src.add_argument("--table", help="JSON file mapping candidate names to lists of observed scores")
     src.add_argument("--means", help="comma-separated true means of simulated Gaussian candidates")
@@ -336,7 +339,8 @@ def _run_simulate(args) -> None:
     from .simulate import load_score_table, simulate
 
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
-                             n_workers=args.workers, max_evals=args.max_evals, beta=args.beta)
+                             n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
+                             tolerance=args.tolerance)
     err = Console(stderr=True)
     busy = err.status(f"simulating {args.runs} runs of {args.strategy}...") if err.is_terminal \
         else contextlib.nullcontext()

@@ -54,10 +54,21 @@ class SimulationReport:
     chosen: np.ndarray
     lower_bound: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    tolerance: float = 0.0
+    true_means: np.ndarray | None = None
+    t_star: float | None = None
+    confidence_reached: np.ndarray | None = None
+
+    @property
+    def correct(self) -> np.ndarray:
+        """Per run: chose the true best, or (with a tolerance) a candidate within it of the best."""
+        if self.tolerance > 0 and self.true_means is not None:
+            return self.true_means[self.chosen] >= self.true_means.max() - self.tolerance
+        return self.chosen == self.true_best
 
     @property
     def p_correct(self) -> float:
-        return float(np.mean(self.chosen == self.true_best))
+        return float(np.mean(self.correct))
 
     @property
     def se_correct(self) -> float:
@@ -71,10 +82,16 @@ class SimulationReport:
              "p_correct": self.p_correct, "se_correct": self.se_correct,
              "wrong_choice_rate": 1 - self.p_correct,
              "chosen_counts": {self.names[i]: int(c) for i, c in zip(*np.unique(self.chosen, return_counts=True))}}
+        d["tolerance"] = self.tolerance
+        if self.t_star is not None:
+            d["t_star"] = self.t_star
         if self.lower_bound is not None:
             d["lower_bound"] = self.lower_bound
             d["ratio_to_lower_bound"] = float(self.evaluations.mean() / self.lower_bound)
             d["lower_bound_applies"] = self.strategy.get("stopping", "bayes") != "bayes"  # delta-correct rules only
+        if self.confidence_reached is not None and np.isfinite(self.confidence_reached).any():
+            d["confidence_reached_mean"] = float(np.nanmean(self.confidence_reached))
+            d["confidence_reached_min"] = float(np.nanmin(self.confidence_reached))
         d.update(self.extra)
         return d
 
@@ -82,7 +99,16 @@ class SimulationReport:
         d = self.to_dict()
         lines = [f"{self.n_runs} simulated runs of {self.strategy.get('strategy')}",
                  f"evaluations: min {d['evaluations_min']}, mean {d['evaluations_mean']:.1f}, max {d['evaluations_max']}",
-                 f"chose the true best ({d['true_best']}) in {self.p_correct:.1%} of runs (SE {self.se_correct:.1%})"]
+                 (f"chose the true best ({d['true_best']}) in {self.p_correct:.1%} of runs (SE {self.se_correct:.1%})"
+                  if self.tolerance == 0 else
+                  f"chose a candidate within {self.tolerance:g} of the best ({d['true_best']}) in {self.p_correct:.1%} "
+                  f"of runs (SE {self.se_correct:.1%})")]
+        if "confidence_reached_mean" in d:
+            lines.append(f"confidence reached at the end of a run: mean {d['confidence_reached_mean']:.4f}, "
+                         f"min {d['confidence_reached_min']:.4f}")
+        if self.t_star is not None:
+            name = "T*(mu)" if self.tolerance == 0 else f"T*_eps(mu) (eps {self.tolerance:g})"
+            lines.append(f"characteristic time {name}: {self.t_star:.2f}")
         if self.lower_bound is not None:
             lines.append(f"lower bound on the mean evaluations of any delta-correct method: {self.lower_bound:.1f} "
                          f"(this strategy: {d['ratio_to_lower_bound']:.2f}x)")
@@ -133,7 +159,7 @@ def run_direct(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: i
 
 
 def _one_run(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int, seed: int,
-             driver: str) -> tuple[int, int]:
+             driver: str) -> tuple[int, int, float]:
     strat = copy.deepcopy(strategy)
     # the per-step belief history is not reported: lets the Bayesian rule skip the quadrature
     # whenever a bound shows it cannot stop (same decisions, see thompson._Confident)
@@ -142,14 +168,15 @@ def _one_run(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int
     if driver == "direct":
         res = run_direct(strat, evaluator, n_candidates, seed)
         n_eval = int(np.sum(res["evaluations"])) if "evaluations" in res else -1
-        return n_eval, int(res["best"])
+        return n_eval, int(res["best"]), float(res.get("confidence", np.nan))
     sel = run(strat, evaluator, [{"candidate": i} for i in range(n_candidates)], random_state=seed)
     res = sel.result
-    return (int(np.sum(res["evaluations"])) if "evaluations" in res else sel.n_evaluations), sel.best_index
+    return ((int(np.sum(res["evaluations"])) if "evaluations" in res else sel.n_evaluations), sel.best_index,
+            float(res.get("confidence", np.nan)))
 
 
 def _run_chunk(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int, random_state: int,
-               runs: Sequence[int], driver: str) -> list[tuple[int, int]]:
+               runs: Sequence[int], driver: str) -> list[tuple[int, int, float]]:
     return [_one_run(strategy, evaluator, n_candidates, derive_seed(random_state, r), driver) for r in runs]
 
 
@@ -194,6 +221,8 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     if (table is None) == (means is None):
         raise ValueError("give either means (with sds) or table, not both or neither")
     lower = None
+    t_star = None
+    tolerance = float(getattr(strategy, "tolerance", 0.0))
     if table is not None:
         if not isinstance(table, Mapping) or len(table) < 2:
             raise ValueError("table must map at least two candidate names to lists of observed scores")
@@ -214,11 +243,13 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         source = GaussianScores(m, s)
         labels = list(names) if names is not None else [f"c{i}" for i in range(m.size)]
         true_means = m
-        if hasattr(strategy, "confidence") and np.sum(m == m.max()) == 1:
-            from .strategies._lower_bound import lower_bound
+        if hasattr(strategy, "confidence") and (np.sum(m == m.max()) == 1 or tolerance > 0):
+            from .strategies._lower_bound import bernoulli_kl, characteristic_time
 
-            lower = float(lower_bound(m, s, 1.0 - strategy.confidence))
-    if np.sum(true_means == true_means.max()) > 1:
+            t_star = float(characteristic_time(m, s, tolerance)[0])
+            delta = 1.0 - strategy.confidence
+            lower = t_star * bernoulli_kl(delta, 1.0 - delta)
+    if np.sum(true_means == true_means.max()) > 1 and tolerance == 0:
         raise ValueError("the simulated candidates have no unique best (two equal highest means)")
     true_best = int(np.argmax(true_means))
     evaluator = FunctionEvaluator(source)
@@ -236,8 +267,11 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         pairs = [p for f in futures for p in f.result()]
     spent = np.array([p[0] for p in pairs], dtype=int)
     chosen = np.array([p[1] for p in pairs], dtype=int)
+    reached = np.array([p[2] for p in pairs], dtype=float)
     return SimulationReport(strategy=strategy.spec(), names=labels, true_best=true_best, n_runs=n_runs,
-                            evaluations=spent, chosen=chosen, lower_bound=lower)
+                            evaluations=spent, chosen=chosen, lower_bound=lower, tolerance=tolerance,
+                            true_means=np.asarray(true_means, dtype=float), t_star=t_star,
+                            confidence_reached=reached)
 
 
 def load_score_table(path: str) -> dict[str, list[float]]:

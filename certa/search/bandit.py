@@ -26,10 +26,11 @@ STRATEGIES = ("top_two", "batch", "sequential_halving", "uniform", "equal")
 
 def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None, stopping: str,
                   n_workers: int | None, max_evals: int | None, transform: str | None = None,
-                  beta: float | str = 0.5) -> Strategy:
+                  beta: float | str = 0.5, tolerance: float = 0.0) -> Strategy:
     """Build a strategy from its name and the usual arguments (or pass a Strategy through).
 
     ``beta`` (a probability or ``"ids"``) is the top-two rule's, for ``"top_two"`` and ``"batch"``.
+    ``tolerance`` (epsilon-best identification) applies to the fixed-confidence strategies.
     """
     if isinstance(strategy, Strategy):
         return strategy
@@ -38,16 +39,19 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
     if strategy in ("sequential_halving", "equal"):
         if budget is None:
             raise ValueError(f"strategy={strategy!r} is a fixed-budget method: give budget (number of evaluations)")
+        if tolerance:
+            raise ValueError(f"tolerance applies to the fixed-confidence strategies, not strategy={strategy!r}")
         return SequentialHalving(budget) if strategy == "sequential_halving" else EqualAllocation(budget)
     if confidence is None:
         raise ValueError(f"strategy={strategy!r} is a fixed-confidence method: give confidence, e.g. 0.95")
     if strategy == "top_two":
-        return TopTwoThompson(confidence, beta, stopping=stopping, transform=transform, max_evals=max_evals)
+        return TopTwoThompson(confidence, beta, stopping=stopping, transform=transform, max_evals=max_evals,
+                              tolerance=tolerance)
     if strategy == "batch":
         return BatchThompson(confidence, 4 if n_workers is None else n_workers, beta=beta, stopping=stopping, transform=transform,
-                             max_evals=max_evals)
+                             max_evals=max_evals, tolerance=tolerance)
     return UniformUntilConfident(confidence, stopping=stopping, transform=transform, max_evals=max_evals,
-                                 n_workers=1 if n_workers is None else n_workers)
+                                 n_workers=1 if n_workers is None else n_workers, tolerance=tolerance)
 
 
 def _results_table(selection: Selection) -> dict[str, Any]:
@@ -92,6 +96,9 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         Evaluations in flight for ``"batch"`` (default 4).
     max_evals : int or None
         A cap on the number of evaluations of a fixed-confidence run.
+    tolerance : float, default 0
+        Epsilon-best identification: stop once the chosen candidate is within
+        ``tolerance`` (in score units) of the best with the stated confidence.
     scoring, n_jobs, random_state, refit, store, executor, retries, timeout, progress
         As for :class:`certa.JKFoldSearchCV`; ``scoring`` is one metric.
     param_distributions : dict or list of dicts, optional
@@ -121,9 +128,13 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     best_index_, best_params_, best_score_, best_estimator_, cv_results_ (with ``p_best``
-    and ``n_evaluations`` per candidate), confidence_ (the chosen candidate's P(best)),
-    selection_ (every evaluation), random_state_. best_name_ is the chosen candidate's
-    name; with ``candidates=`` (named models) ``best_params_`` is ``{"name": ..., "model": ...}``.
+    and ``n_evaluations`` per candidate), confidence_ (the confidence reached for the
+    chosen candidate, whatever ended the run: for ``stopping="glr"`` the frequentist
+    ``1 - delta`` at which the rule would have stopped, for ``"bayes"`` the posterior
+    probability), guarantee_ (the same in words, e.g. "within 0.005 of the best with
+    confidence 0.95 (...)"), selection_ (every evaluation), random_state_.
+    best_name_ is the chosen candidate's name; with ``candidates=`` (named models)
+    ``best_params_`` is ``{"name": ..., "model": ...}``.
 
     Examples
     --------
@@ -142,7 +153,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     def __init__(self, estimator: Any = None, param_grid: Any = None, *, candidates: Mapping[str, Any] | None = None,
                  strategy: str | Strategy = "top_two", confidence: float = 0.95, budget: int | None = None,
                  stopping: str = "bayes", test_size: float | int = 0.2, n_workers: int | None = None,
-                 max_evals: int | None = None, scoring: Any = None, n_jobs: int | None = None,
+                 max_evals: int | None = None, tolerance: float = 0.0, scoring: Any = None,
+                 n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
                  param_distributions: Any = None, n_iter: int = 10) -> None:
@@ -156,6 +168,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         self.test_size = test_size
         self.n_workers = n_workers
         self.max_evals = max_evals
+        self.tolerance = tolerance
         self.scoring = scoring
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -207,7 +220,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
                 or (isinstance(self.test_size, (int, np.integer)) and self.test_size >= 1)):
             raise ValueError(f"test_size must be a fraction in (0, 1) or a number of samples >= 1, got {self.test_size!r}")
         strategy = make_strategy(self.strategy, confidence=self.confidence, budget=self.budget,
-                                 stopping=self.stopping, n_workers=self.n_workers, max_evals=self.max_evals)
+                                 stopping=self.stopping, n_workers=self.n_workers, max_evals=self.max_evals,
+                                 tolerance=self.tolerance)
         example = self.estimator if self.estimator is not None else cands[0].params["model"]
         stratified = wants_stratified(example, y)
         evaluator = EstimatorEvaluator(self.estimator, X, y, RandomSplitPlan(self.test_size, stratified), self.scoring,
@@ -223,7 +237,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         if self.candidates is not None:  # named models: the name with the model
             self.best_params_ = {"name": self.best_name_, **self.best_params_}
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-        self.confidence_ = float(sel.result["p_best"][self.best_index_]) if "p_best" in sel.result else None
+        self.confidence_ = float(sel.result["confidence"]) if "confidence" in sel.result else None
+        self.guarantee_ = sel.result.get("guarantee")
         self.scorer_ = check_scoring(example, scoring=self.scoring)
         if self.refit:
             if self.estimator is None:
@@ -267,7 +282,7 @@ def _split_signature(split_result: Any) -> str:
 def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, split: Callable | None = None,
                   test_size: float | int = 0.2, strategy: str | Strategy = "top_two", confidence: float | None = 0.95,
                   budget: int | None = None, stopping: str = "bayes", n_workers: int | None = None,
-                  max_evals: int | None = None, n_jobs: int | None = 1, executor: Any = None,
+                  max_evals: int | None = None, tolerance: float = 0.0, n_jobs: int | None = 1, executor: Any = None,
                   store: str | os.PathLike | None = None, random_state: int | None = None, retries: int = 0,
                   timeout: float | None = None, progress: bool | str = "auto",
                   max_failures: int | None = MAX_FAILURES) -> Selection:
@@ -282,10 +297,15 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     may be a tuple of arrays, split together). A candidate whose evaluations fail
     ``max_failures`` times in a row is dropped (``Selection.dropped``); see :func:`certa.run`.
 
+    ``tolerance`` (fixed confidence): stop once the choice is within ``tolerance`` of the
+    best with the stated confidence.
+
     Returns
     -------
     Selection
-        ``best``, ``result["p_best"]``, evaluations per candidate, every evaluation.
+        ``best``, ``result["confidence"]`` (reached for the choice, whatever ended the run)
+        and ``result["guarantee"]`` (in words), ``result["p_best"]``, evaluations per
+        candidate, every evaluation.
 
     Examples
     --------
@@ -311,7 +331,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
             raise ValueError("split returns the same split for different seeds: every evaluation must use a fresh "
                              "split, so split(data, seed) must depend on seed")
     strat = make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping, n_workers=n_workers,
-                          max_evals=max_evals)
+                          max_evals=max_evals, tolerance=tolerance)
     evaluator = _UserFunctionEvaluator(evaluate, data, split, test_size, named)
     return run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
                retries=retries, timeout=timeout, progress=progress, max_failures=max_failures)

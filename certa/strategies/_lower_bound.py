@@ -84,51 +84,19 @@ def bernoulli_kl(p: float, q: float) -> float:
     return float(out)
 
 
-def characteristic_time(mu: Any, sigma: Any) -> tuple[float, np.ndarray]:
-    """Characteristic time ``T*(mu)`` and optimal allocation ``w*`` (Gaussian, known sigma).
+def _time_for_answer(gaps2: np.ndarray, var_b: float, var_o: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """``T`` for one answer ``b``: ``1/T = sup_w min_j gaps2_j / (2 (var_b / w_b + var_o_j / w_j))``.
 
-    The objective ``w -> min_j Delta_j^2 / (2 (sigma_b^2/w_b + sigma_j^2/w_j))`` is concave
-    on the simplex (each term is a scaled weighted harmonic mean of ``w_b`` and ``w_j``),
-    and at its maximum all terms are equal (Garivier & Kaufmann 2016, Lemma 4 argument).
-    So for a fixed ``w_b`` the common value ``t`` solves
-    ``w_b + sum_j sigma_j^2 / (Delta_j^2 / (2 t) - sigma_b^2 / w_b) = 1`` (monotone in
-    ``t``: :func:`scipy.optimize.brentq`), and the value is maximised over ``w_b`` by
-    bounded Brent search (:func:`scipy.optimize.minimize_scalar`) -- a concave 1-D
-    problem, so the result is the global optimum.
-
-    Parameters
-    ----------
-    mu : array-like of shape (n_candidates,)
-        Means (higher is better), at least 2.
-    sigma : array-like of shape (n_candidates,) or float
-        Standard deviations (> 0).
-
-    Returns
-    -------
-    t_star : float
-        ``T*(mu)`` (``inf`` if the best mean is not unique).
-    w_star : ndarray of shape (n_candidates,)
-        Optimal proportions (sum to 1); all NaN when ``t_star`` is infinite.
-
-    Examples
-    --------
-    >>> t, w = characteristic_time([1.0, 0.0], [1.0, 1.0])   # 8 sigma^2 / Delta^2
-    >>> round(t, 6), w.round(6).tolist()
-    (8.0, [0.5, 0.5])
+    Returns ``(T, w_b, w_others)``; ``gaps2`` are the squared distances to the alternatives.
     """
-    m, s = _check_mu_sigma(mu, sigma)
-    b = int(np.argmax(m))
-    others = np.flatnonzero(np.arange(m.size) != b)
-    gaps2 = (m[b] - m[others]) ** 2
     if np.any(gaps2 == 0):
-        return float("inf"), np.full(m.size, np.nan)
-    var_b, var_o = s[b] ** 2, s[others] ** 2
+        return float("inf"), float("nan"), np.full(var_o.size, np.nan)
 
     def others_for(t: float, wb: float) -> np.ndarray:
         return var_o / (gaps2 / (2.0 * t) - var_b / wb)
 
     def value(wb: float) -> float:
-        """Common value t of all constraints when the best gets share wb."""
+        """Common value t of all constraints when the answer gets share wb."""
         t_max = wb * gaps2.min() / (2.0 * var_b)  # constraint j needs t < this
         def excess(t: float) -> float:
             return wb + others_for(t, wb).sum() - 1.0
@@ -141,16 +109,75 @@ def characteristic_time(mu: Any, sigma: Any) -> tuple[float, np.ndarray]:
                           options={"xatol": 1e-12, "maxiter": 500})
     wb = float(res.x)
     t = value(wb)
-    w = np.empty(m.size)
-    w[b] = wb
-    w[others] = others_for(t, wb)
-    w /= w.sum()
+    wo = others_for(t, wb)
+    total = wb + wo.sum()
+    wb, wo = wb / total, wo / total
     # report the objective at the returned weights (exactly what they achieve)
-    achieved = np.min(gaps2 / (2.0 * (var_b / w[b] + var_o / w[others])))
-    return float(1.0 / achieved), w
+    achieved = np.min(gaps2 / (2.0 * (var_b / wb + var_o / wo)))
+    return float(1.0 / achieved), wb, wo
 
 
-def lower_bound(mu: Any, sigma: Any, delta: float) -> float:
+def characteristic_time(mu: Any, sigma: Any, tolerance: float = 0.0) -> tuple[float, np.ndarray]:
+    """Characteristic time ``T*(mu)`` and optimal allocation ``w*`` (Gaussian, known sigma).
+
+    The objective ``w -> min_j Delta_j^2 / (2 (sigma_b^2/w_b + sigma_j^2/w_j))`` is concave
+    on the simplex (each term is a scaled weighted harmonic mean of ``w_b`` and ``w_j``),
+    and at its maximum all terms are equal (Garivier & Kaufmann 2016, Lemma 4 argument).
+    So for a fixed ``w_b`` the common value ``t`` solves
+    ``w_b + sum_j sigma_j^2 / (Delta_j^2 / (2 t) - sigma_b^2 / w_b) = 1`` (monotone in
+    ``t``: :func:`scipy.optimize.brentq`), and the value is maximised over ``w_b`` by
+    bounded Brent search (:func:`scipy.optimize.minimize_scalar`) -- a concave 1-D
+    problem, so the result is the global optimum.
+
+    With ``tolerance = eps > 0`` this is ``T*_eps(mu)``, the characteristic time of
+    epsilon-best identification (Garivier & Kaufmann 2021; Jourdan, Degenne & Kaufmann
+    2023): every candidate ``i`` within ``eps`` of the best is a right answer, the
+    alternative to answer ``i`` is "some ``j`` is more than ``eps`` above ``i``", at
+    squared distance ``(mu_i - mu_j + eps)^2``, and ``T*_eps`` is the smallest of the
+    answers' times (the easiest right answer).
+
+    Parameters
+    ----------
+    mu : array-like of shape (n_candidates,)
+        Means (higher is better), at least 2.
+    sigma : array-like of shape (n_candidates,) or float
+        Standard deviations (> 0).
+    tolerance : float >= 0, default 0
+
+    Returns
+    -------
+    t_star : float
+        ``T*(mu)`` or ``T*_eps(mu)`` (``inf`` if the best mean is not unique and eps = 0).
+    w_star : ndarray of shape (n_candidates,)
+        Optimal proportions (sum to 1); all NaN when ``t_star`` is infinite.
+
+    Examples
+    --------
+    >>> t, w = characteristic_time([1.0, 0.0], [1.0, 1.0])   # 8 sigma^2 / Delta^2
+    >>> round(t, 6), w.round(6).tolist()
+    (8.0, [0.5, 0.5])
+    >>> round(characteristic_time([1.0, 0.0], [1.0, 1.0], tolerance=1.0)[0], 6)   # 8 / (1 + 1)^2
+    2.0
+    """
+    m, s = _check_mu_sigma(mu, sigma)
+    if (isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not np.isfinite(tolerance)
+            or tolerance < 0):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    eps = float(tolerance)
+    answers = [int(np.argmax(m))] if eps == 0 else np.flatnonzero(m >= m.max() - eps).tolist()
+    best_t, best_w = float("inf"), np.full(m.size, np.nan)
+    for b in answers:
+        others = np.flatnonzero(np.arange(m.size) != b)
+        gaps2 = (m[b] - m[others] + eps) ** 2
+        t, wb, wo = _time_for_answer(gaps2, float(s[b] ** 2), s[others] ** 2)
+        if t < best_t:
+            best_t = t
+            best_w = np.empty(m.size)
+            best_w[b], best_w[others] = wb, wo
+    return best_t, best_w
+
+
+def lower_bound(mu: Any, sigma: Any, delta: float, tolerance: float = 0.0) -> float:
     """Lower bound ``T*(mu) kl(delta, 1 - delta)`` on the expected number of evaluations.
 
     Any strategy that identifies the best of Gaussian candidates with error probability
@@ -165,6 +192,8 @@ def lower_bound(mu: Any, sigma: Any, delta: float) -> float:
         True standard deviations (> 0).
     delta : float
         Error probability, in (0, 1).
+    tolerance : float >= 0, default 0
+        Epsilon-best identification: the bound ``T*_eps(mu) kl(delta, 1 - delta)``.
 
     Returns
     -------
@@ -179,5 +208,5 @@ def lower_bound(mu: Any, sigma: Any, delta: float) -> float:
     if (not isinstance(delta, numbers.Real) or isinstance(delta, bool)
             or not 0.0 < delta < 1.0):
         raise ValueError(f"delta must be a number in (0, 1), got {delta!r}")
-    t_star, _ = characteristic_time(mu, sigma)
+    t_star, _ = characteristic_time(mu, sigma, tolerance)
     return t_star * bernoulli_kl(float(delta), 1.0 - float(delta))

@@ -10,8 +10,9 @@ import numpy as np
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
 from ._belief import p_best
-from ._fast import (SKIP_MARGIN, RunningStats, glr_should_stop_fast, p_best_upper_bound, posterior_from_stats,
-                    thompson_sample_fast, top_two_sample_fast)
+from ._fast import (SKIP_MARGIN, RunningStats, blocking_challenger, glr_min_statistic_fast, glr_should_stop_fast, p_best_upper_bound,
+                    posterior_from_stats, thompson_sample_fast, top_two_sample_fast)
+from ._glr import check_tolerance, count_limited, glr_delta_reached, glr_threshold, min_count
 from ._validation import check_beta, check_choice, check_confidence, check_int
 
 STOPPING_RULES = ("bayes", "glr")
@@ -24,11 +25,19 @@ class _Confident(Strategy):
     the leader reaches ``confidence``. It is cheap but it is **not** a
     frequentist guarantee: checked after every evaluation, its rate of wrong
     choices can exceed ``1 - confidence`` (see ``docs/adaptive.md``).
-    ``stopping="glr"`` is the generalized likelihood ratio rule for Gaussian
-    scores with unknown variances (Jourdan, Degenne & Kaufmann 2023) with a
-    time-uniform threshold: it chooses a worse candidate with probability at
-    most ``delta = 1 - confidence`` (for Gaussian scores), at the price of
-    more evaluations.
+    ``stopping="glr"`` is a likelihood-ratio rule for Gaussian scores with
+    unknown variances whose threshold holds uniformly over time (the
+    scale-invariant e-process of Lai 1976 / Wang & Ramdas 2023, see
+    :mod:`certa.strategies._glr`): it chooses a candidate more than
+    ``tolerance`` below the best with probability at most
+    ``delta = 1 - confidence`` (for Gaussian scores).
+
+    ``tolerance`` (epsilon-best identification): stop once the chosen
+    candidate is within ``tolerance`` of the best with the stated confidence;
+    near-ties, where the choice hardly matters, then stop early. Whatever ends
+    the run (confidence reached, ``max_evals``), :meth:`result` reports the
+    confidence reached for the recommendation (for ``"glr"`` the smallest
+    delta at which the rule would have stopped, valid at any time).
     """
 
     #: Record P(best) after every evaluation (``belief_history``, the belief plot). The
@@ -37,8 +46,12 @@ class _Confident(Strategy):
     _track_belief = True
 
     def __init__(self, confidence: float, *, min_evals: int = 3, stopping: str = "bayes",
-                 transform: str | None = None, max_evals: int | None = None) -> None:
+                 transform: str | None = None, max_evals: int | None = None, tolerance: float = 0.0) -> None:
         self.confidence = check_confidence(confidence)
+        self.tolerance = check_tolerance(tolerance)
+        if self.tolerance > 0 and transform is not None:
+            raise ValueError("tolerance is in the scores' units and cannot be combined with transform="
+                             f"{transform!r}; give tolerance=0 or transform=None")
         self.min_evals = check_int("min_evals", min_evals, 3)
         self.stopping = check_choice("stopping", stopping, STOPPING_RULES)
         self.transform = check_choice("transform", transform, (None, "logit"))
@@ -47,9 +60,10 @@ class _Confident(Strategy):
     def _start(self) -> None:
         if self.n_candidates < 2:
             raise ValueError("a fixed-confidence selection needs at least two candidates")
-        if self.max_evals is not None and self.max_evals < self.min_evals * self.n_candidates:
-            raise ValueError(f"max_evals={self.max_evals} is below the {self.min_evals * self.n_candidates} "
-                             f"evaluations of the initial round (min_evals x candidates)")
+        n_init = self._initial_evals()
+        if self.max_evals is not None and self.max_evals < n_init * self.n_candidates:
+            raise ValueError(f"max_evals={self.max_evals} is below the {n_init * self.n_candidates} "
+                             f"evaluations of the initial round ({n_init} per candidate)")
         self._scores: list[list[float]] = [[] for _ in range(self.n_candidates)]
         # running sufficient statistics of the (transformed) scores: the posterior and the
         # GLR statistic come from them instead of the full score lists (certa/strategies/_fast.py)
@@ -57,7 +71,9 @@ class _Confident(Strategy):
         self._asked = np.zeros(self.n_candidates, dtype=int)
         self._failed = np.zeros(self.n_candidates, dtype=int)
         self._rng = np.random.default_rng(derive_seed(self.seed, 2**31 - 1))
-        self._init_queue = [c for _ in range(self.min_evals) for c in range(self.n_candidates)]
+        self._n_init = self._initial_evals()
+        self._limit = glr_threshold(1.0 - self.confidence, self.n_candidates)
+        self._init_queue = [c for _ in range(self._n_init) for c in range(self.n_candidates)]
         self._told = 0
         self._stopped = False
         self._stop_reason = ""
@@ -65,6 +81,13 @@ class _Confident(Strategy):
         self._best = 0
         self._p = np.full(self.n_candidates, 1.0 / self.n_candidates)
         self._post = None
+
+    def _initial_evals(self) -> int:
+        """Evaluations per candidate before adapting: ``min_evals``, and for ``"glr"`` at least the
+        count below which the rule cannot rule a candidate out (``_glr.min_count``)."""
+        if self.stopping == "glr":
+            return max(self.min_evals, min_count(1.0 - self.confidence, self.n_candidates))
+        return self.min_evals
 
     # -- helpers -------------------------------------------------------------------------
     def _new_draw(self, c: int) -> Draw:
@@ -127,14 +150,31 @@ class _Confident(Strategy):
             if self._track_belief:
                 self._history.append(self._p.copy())
             self._best = int(np.argmax(self._p))
-            stop = self._p[self._best] >= self.confidence
+            stop = self._bayes_confidence() >= self.confidence
         else:  # P(best) is not needed to decide; it is computed once, in result()
             self._p = None
             st = self._live_stats()
-            stop, best = glr_should_stop_fast(st.mean, st.var(), st.n, 1.0 - self.confidence)
+            stop, best = glr_should_stop_fast(st.mean, st.var(), st.n, 1.0 - self.confidence, self.tolerance)
             self._best = self._unview(best)
         if stop:
             self._stopped, self._stop_reason = True, "confident"
+
+    def _bayes_confidence(self) -> float:
+        """Posterior probability that the leader is within ``tolerance`` of the best."""
+        if self.tolerance == 0.0:
+            return float(self._p[self._best])
+        loc, scale, df = self._posterior()
+        shifted = loc.copy()
+        shifted[self._best] += self.tolerance   # mean_b + eps >= every mean_j
+        return float(p_best(shifted, scale, df)[self._best])
+
+    def _glr_confidence(self) -> float:
+        st = self._live_stats()
+        if st.n.size < 2:
+            return 1.0
+        best, zmin = glr_min_statistic_fast(st.mean, st.var(), st.n, self.tolerance)
+        self._best = self._unview(best)
+        return 1.0 - glr_delta_reached(zmin, st.n.size)
 
     def _p_best(self) -> np.ndarray:
         if self._p is None:
@@ -144,11 +184,28 @@ class _Confident(Strategy):
                 self._best = int(np.argmax(self._p))
         return self._p
 
+    def _fallback(self):
+        """Challenger when the posterior is nearly sure of the leader: for ``"glr"`` the one
+        blocking the stop (smallest pair statistic), else ``None`` (exact top-two draw)."""
+        if self.stopping != "glr":
+            return None
+        st = self._live_stats()
+        return lambda leader: blocking_challenger(st.mean, st.var(), st.n, leader, self.tolerance)
+
     def _initial_ask(self) -> Draw | None:
         if self.max_evals is not None and int(self._asked.sum()) >= self.max_evals:
             return None  # the last draws are in flight; the run stops when they are told
         if self._init_queue:
             return self._new_draw(self._init_queue.pop(0))
+        if self.stopping == "glr" and self._ready():
+            # a challenger with too few scores to be ruled out, however far below it looks
+            # (its SD is unknown), is evaluated before the sampling rule takes over
+            st = self._live_stats()
+            if st.n.size >= 2:
+                slack = count_limited(st.n, int(np.argmax(st.mean)), self._limit)
+                j = int(np.argmin(slack))
+                if slack[j] <= 0:
+                    return self._new_draw(self._unview(j))
         return None
 
     def tell(self, draw: Draw, outcome: Outcome) -> None:
@@ -160,7 +217,7 @@ class _Confident(Strategy):
         else:
             self._failed[draw.candidate] += 1
             # a failed evaluation is replaced by another one of the same candidate
-            if len(self._scores[draw.candidate]) < self.min_evals and draw.candidate not in self._dropped:
+            if len(self._scores[draw.candidate]) < self._n_init and draw.candidate not in self._dropped:
                 self._init_queue.append(draw.candidate)
         if self._ready() and not self._init_queue and self._check_now():
             self._update_belief()
@@ -190,10 +247,35 @@ class _Confident(Strategy):
     def result(self) -> dict[str, Any]:
         means = np.array([np.mean(s) if s else np.nan for s in self._scores])
         p = self._p_best()  # (also sets the choice when the last P(best) was skipped)
+        if not self._ready():
+            reached = float("nan")
+        elif self.stopping == "glr":
+            reached = self._glr_confidence()
+        else:
+            reached = self._bayes_confidence()
         return {"best": int(self._best), "estimates": means, "p_best": p.copy(),
-                "confidence": float(p[self._best]), "evaluations": self._asked.copy(),
+                "confidence": reached, "target_confidence": self.confidence, "tolerance": self.tolerance,
+                "guarantee": guarantee_text(reached, self.tolerance, self.stopping),
+                "evaluations": self._asked.copy(),
                 "failed": self._failed.copy(), "stop_reason": self._stop_reason or "not stopped",
                 "belief_history": np.array(self._history), "stopping": self.stopping}
+
+
+def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
+    """The guarantee in words, e.g. "within 0.005 of the best with confidence 0.95"."""
+    if not np.isfinite(confidence):
+        return "no confidence yet (fewer than 3 scores of some candidate)"
+    what = "the best" if tolerance == 0 else f"within {tolerance:g} of the best"
+    kind = ("frequentist, delta-correct for Gaussian scores" if stopping == "glr"
+            else "Bayesian posterior probability, not a frequentist guarantee")
+    return f"{what} with confidence {_fmt_conf(confidence)} ({kind})"
+
+
+def _fmt_conf(p: float) -> str:
+    if p >= 1.0 - 1e-12:
+        return "1"
+    digits = max(2, int(np.ceil(-np.log10(max(1.0 - p, 1e-12)))) + 1)
+    return f"{np.floor(p * 10 ** digits) / 10 ** digits:.{digits}f}".rstrip("0").rstrip(".")
 
 
 class TopTwoThompson(_Confident):
@@ -230,8 +312,9 @@ class TopTwoThompson(_Confident):
     max_pending = 1
 
     def __init__(self, confidence: float, beta: float | str = 0.5, min_evals: int = 3, *, stopping: str = "bayes",
-                 transform: str | None = None, max_evals: int | None = None) -> None:
-        super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals)
+                 transform: str | None = None, max_evals: int | None = None, tolerance: float = 0.0) -> None:
+        super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals,
+                         tolerance=tolerance)
         self.beta = check_beta(beta)
 
     def ask(self) -> Draw | None:
@@ -239,7 +322,8 @@ class TopTwoThompson(_Confident):
         if d is not None or not self._ready() or self._at_max_evals():
             return d
         loc, scale, df = self._posterior()
-        return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng)))
+        return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng,
+                                                              fallback=self._fallback())))
 
 
 class BatchThompson(_Confident):
@@ -257,8 +341,9 @@ class BatchThompson(_Confident):
 
     def __init__(self, confidence: float, n_workers: int = 4, *, rule: str = "top_two", beta: float | str = 0.5,
                  min_evals: int = 3, stopping: str = "bayes", transform: str | None = None,
-                 max_evals: int | None = None) -> None:
-        super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals)
+                 max_evals: int | None = None, tolerance: float = 0.0) -> None:
+        super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals,
+                         tolerance=tolerance)
         self.n_workers = check_int("n_workers", n_workers, 1)
         self.rule = check_choice("rule", rule, ("thompson", "top_two"))
         self.beta = check_beta(beta)
@@ -274,7 +359,8 @@ class BatchThompson(_Confident):
         loc, scale, df = self._posterior()
         if self.rule == "thompson":
             return self._new_draw(self._unview(thompson_sample_fast(loc, scale, df, self._rng)))
-        return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng)))
+        return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng,
+                                                                  fallback=self._fallback())))
 
 
 class UniformUntilConfident(_Confident):
@@ -288,8 +374,9 @@ class UniformUntilConfident(_Confident):
 
     def __init__(self, confidence: float, min_evals: int = 3, *, stopping: str = "bayes",
                  transform: str | None = None, max_evals: int | None = None, n_workers: int = 1,
-                 check: str = "evaluation") -> None:
-        super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals)
+                 check: str = "evaluation", tolerance: float = 0.0) -> None:
+        super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals,
+                         tolerance=tolerance)
         self.n_workers = check_int("n_workers", n_workers, 1)
         self.check = check_choice("check", check, ("evaluation", "round"))
 

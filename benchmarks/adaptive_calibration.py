@@ -1,0 +1,277 @@
+"""Calibration and price of the delta-correct stopping rule (issue 12).
+
+Sections (run separately, then ``--report`` writes ``benchmarks/results/calibration.md``):
+
+* ``families --delta D --runs R``: wrong-choice rate and mean evaluations of
+  ``TopTwoThompson(1 - D, beta, stopping="glr")`` with and without tolerance on every
+  family (simulated scores, :mod:`certa.simulate_batch`), the one-sided binomial test of
+  "rate <= delta" at level 0.01, and the ratio to ``T* kl(delta, 1 - delta)``.
+* ``tolerance --delta D --runs R --runs-plain P``: the near-ties family with tolerance 0.2
+  (cap 20,000 evaluations), against ``T*_eps kl`` and against the same family without
+  tolerance (``P`` runs, capped runs counted at the cap).
+* ``tdsa --runs R``: the real strategy (``certa.simulate.simulate``, the ask/tell loop) on
+  the FIESTA TDSA replay at 0.95, glr against bayes with the same sampling rule and seeds.
+* ``overhead``: decision time per evaluation at 8, 100 and 1,000 candidates.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from _common import RESULTS, loadavg, machine_info
+
+from certa.simulate_batch import (AccuracySampler, GaussianSampler, ReplaySampler, StudentTSampler,
+                                  simulate_top_two_batch)
+from certa.strategies._lower_bound import bernoulli_kl, characteristic_time
+
+DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"
+TDSA_MODELS = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]
+
+
+def tdsa_table() -> dict[str, list[float]]:
+    with open(DATA) as fh:
+        table = json.load(fh)
+    return {m: table[m] for m in TDSA_MODELS}
+
+
+def families() -> dict[str, dict[str, Any]]:
+    """name -> sampler, tolerance used in the "with tolerance" rows, SDs (Gaussian only, for T*)."""
+    t3_scale = 1 / math.sqrt(3.0)   # Student t with 3 df has variance 3: scale for SD 1
+    return {
+        "two_close (Gaussian, gap 1 SD)": dict(sampler=GaussianSampler([0.0, -1.0], [1.0, 1.0]), eps=0.1,
+                                               gaussian=True),
+        "five_spread (Gaussian, gaps 1.5 SD)": dict(sampler=GaussianSampler([0.0, -1.5, -3.0, -4.5, -6.0], 1.0),
+                                                    eps=0.1, gaussian=True),
+        "best_plus_9_near_ties (Gaussian, gap 2 SD)": dict(
+            sampler=GaussianSampler([0.0] + [-2.0 - 0.02 * k for k in range(9)], 1.0), eps=0.1, gaussian=True),
+        "variances 4x (Gaussian, SDs 1 and 2)": dict(
+            sampler=GaussianSampler([0.0, -1.0, -1.5, -2.0], [2.0, 1.0, 2.0, 1.0]), eps=0.1, gaussian=True),
+        "bounded (accuracy on 100 items, p 0.80/0.75/0.72/0.70)": dict(
+            sampler=AccuracySampler([0.80, 0.75, 0.72, 0.70], 100), eps=0.01, gaussian=False),
+        "heavy tails (Student t3, SD 1, gaps 1 SD)": dict(
+            sampler=StudentTSampler([0.0, -1.0, -2.0], t3_scale, df=3.0), eps=0.1, gaussian=False),
+        "TDSA replay (8 models, FIESTA data)": dict(sampler=ReplaySampler(tdsa_table()), eps=0.005,
+                                                    gaussian=False),
+    }
+
+
+def _binom_p(wrong: int, n: int, delta: float) -> float:
+    return float(stats.binomtest(wrong, n, delta, alternative="greater").pvalue)
+
+
+def _lower(sampler, delta: float, eps: float) -> float | None:
+    if not isinstance(sampler, GaussianSampler):
+        return None
+    t, _ = characteristic_time(sampler.means, sampler.sds, eps)
+    return float(t * bernoulli_kl(delta, 1 - delta))
+
+
+def section_families(delta: float, runs: int, beta: Any, seed: int) -> dict[str, Any]:
+    rows = []
+    for k, (name, fam) in enumerate(families().items()):
+        for eps in (0.0, fam["eps"]):
+            t0 = time.process_time()
+            rep = simulate_top_two_batch(fam["sampler"], confidence=1 - delta, beta=beta, tolerance=eps,
+                                         n_runs=runs, max_evals=100_000, random_state=seed + 100 * k + (eps > 0))
+            d = rep.to_dict()
+            lb = _lower(fam["sampler"], delta, eps)
+            d.update(family=name, delta=delta, tolerance=eps, beta=beta, cpu_s=time.process_time() - t0,
+                     binom_p=_binom_p(d["wrong"], runs, delta), lower_bound=lb,
+                     ratio=None if lb is None else d["evaluations_mean"] / lb)
+            print(json.dumps(d), flush=True)
+            rows.append(d)
+    return {"delta": delta, "runs": runs, "beta": beta, "seed": seed, "rows": rows}
+
+
+TOL_MEANS = [-0.02 * k for k in range(10)] + [-1.0] * 5
+
+
+def section_tolerance(delta: float, runs: int, runs_plain: int, beta: Any, seed: int, cap: int) -> dict[str, Any]:
+    sampler = GaussianSampler(TOL_MEANS, 1.0)
+    out: dict[str, Any] = {"delta": delta, "beta": beta, "seed": seed, "cap": cap, "means": TOL_MEANS}
+    for label, eps, n in (("with tolerance 0.2", 0.2, runs), ("without tolerance", 0.0, runs_plain)):
+        t0 = time.process_time()
+        rep = simulate_top_two_batch(sampler, confidence=1 - delta, beta=beta, tolerance=eps, n_runs=n,
+                                     max_evals=cap, random_state=seed)   # same seeds: the first runs are paired
+        d = rep.to_dict()
+        d.update(tolerance=eps, cpu_s=time.process_time() - t0, binom_p=_binom_p(d["wrong"], n, delta),
+                 evaluations=rep.evaluations.tolist())
+        out[label] = d
+        print(label, json.dumps({k: v for k, v in d.items() if k != "evaluations"}), flush=True)
+    t_eps, _ = characteristic_time(TOL_MEANS, 1.0, 0.2)
+    kl = bernoulli_kl(delta, 1 - delta)
+    out["T_eps"] = t_eps
+    out["lower_bound_eps"] = t_eps * kl
+    with_tol = np.array(out["with tolerance 0.2"]["evaluations"])
+    plain = np.array(out["without tolerance"]["evaluations"])
+    m = min(with_tol.size, plain.size)
+    out["ratio_to_lower_bound"] = float(with_tol.mean() / (t_eps * kl))
+    out["share_of_plain_same_runs"] = float(with_tol[:m].mean() / plain[:m].mean())
+    return out
+
+
+def section_tdsa(runs: int, seed: int, n_jobs: int) -> dict[str, Any]:
+    from certa.simulate import simulate
+    from certa.strategies import TopTwoThompson
+
+    table = tdsa_table()
+    rows = []
+    for beta in ("ids", 0.5):
+        for stopping in ("glr", "bayes"):
+            t0 = time.time()
+            rep = simulate(TopTwoThompson(0.95, beta, stopping=stopping), table=table, n_runs=runs,
+                           random_state=seed, n_jobs=n_jobs)
+            d = rep.to_dict()
+            ev = rep.evaluations
+            row = {"beta": beta, "stopping": stopping, "mean": float(ev.mean()),
+                   "se": float(ev.std(ddof=1) / math.sqrt(ev.size)), "p_correct": rep.p_correct,
+                   "min": int(ev.min()), "max": int(ev.max()), "wall_s": time.time() - t0,
+                   "evaluations": ev.tolist()}
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "evaluations"}), flush=True)
+    return {"runs": runs, "seed": seed, "rows": rows}
+
+
+def section_overhead(seed: int) -> dict[str, Any]:
+    """Decision time per evaluation (ask + tell, no evaluation cost) for glr and bayes stopping."""
+    from certa.engine.draws import Outcome
+    from certa.strategies import TopTwoThompson
+
+    rows = []
+    for k in (8, 100, 1000):
+        rng = np.random.default_rng(seed)
+        means = np.linspace(0.0, -1.0, k)
+        for stopping in ("glr", "bayes"):
+            strat = TopTwoThompson(0.95, "ids", stopping=stopping)
+            strat._track_belief = False
+            strat.start(k, seed)
+            n_eval = 3 * k + 300
+            times = []
+            done = 0
+            while done < n_eval and not strat.finished:
+                t0 = time.perf_counter()
+                d = strat.ask()
+                t1 = time.perf_counter()
+                score = float(rng.normal(means[d.candidate], 1.0))
+                t2 = time.perf_counter()
+                strat.tell(d, Outcome(score=score))
+                t3 = time.perf_counter()
+                done += 1
+                if done > 3 * k:    # after the initial round: the adaptive decisions
+                    times.append((t1 - t0) + (t3 - t2))
+            rows.append({"candidates": k, "stopping": stopping, "evaluations_timed": len(times),
+                         "median_ms": 1e3 * float(np.median(times)), "mean_ms": 1e3 * float(np.mean(times)),
+                         "load": loadavg()})
+            print(json.dumps(rows[-1]), flush=True)
+    return {"rows": rows, "seed": seed}
+
+
+def _fmt(x, digits=1):
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def report() -> str:
+    lines = ["# Calibration of the delta-correct stopping rule (benchmarks/adaptive_calibration.py)", ""]
+    fam_files = sorted(RESULTS.glob("calibration_families_*.json"))
+    if fam_files:
+        lines += ["## Wrong-choice rate and price, TopTwoThompson(stopping=\"glr\")", "",
+                  "Simulated scores (certa.simulate_batch); TDSA = replay of the FIESTA paper's scores. "
+                  "binom p = one-sided binomial test of \"rate <= delta\" (rejects at < 0.01). Lower bound = "
+                  "T*(mu) kl(delta, 1 - delta) (T*_eps with tolerance), Gaussian families only.", "",
+                  "| family | delta | tolerance | beta | runs | wrong (rate) | binom p | mean evals (SE) | capped "
+                  "| lower bound | ratio |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for f in fam_files:
+            res = json.loads(f.read_text())
+            for r in res["rows"]:
+                lines.append(f"| {r['family']} | {r['delta']} | {r['tolerance']:g} | {r['beta']} | {r['n_runs']} | "
+                             f"{r['wrong']} ({r['wrong_rate']:.4f}) | {r['binom_p']:.2f} | "
+                             f"{r['evaluations_mean']:.1f} ({r['evaluations_se']:.1f}) | {r['capped']} | "
+                             f"{_fmt(r['lower_bound'])} | {_fmt(r['ratio'], 2)} |")
+        lines.append("")
+    tol_files = sorted(RESULTS.glob("calibration_tolerance_*.json"))
+    if tol_files:
+        lines += ["## Tolerance 0.2 on near ties (sd 1; means 0, -0.02, ..., -0.18 and five at -1)", "",
+                  "| delta | runs | wrong | binom p | mean evals (SE) | max | capped | T*_eps kl | ratio | "
+                  "without tolerance (runs, mean, capped) | share of the same runs |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for f in tol_files:
+            r = json.loads(f.read_text())
+            a, b = r["with tolerance 0.2"], r["without tolerance"]
+            lines.append(f"| {r['delta']} | {a['n_runs']} | {a['wrong']} | {a['binom_p']:.2f} | "
+                         f"{a['evaluations_mean']:.0f} ({a['evaluations_se']:.0f}) | {a['evaluations_max']} | "
+                         f"{a['capped']} | {r['lower_bound_eps']:.0f} | {r['ratio_to_lower_bound']:.2f} | "
+                         f"{b['n_runs']}, {b['evaluations_mean']:.0f}, {b['capped']} capped at {r['cap']} | "
+                         f"{r['share_of_plain_same_runs']:.3f} |")
+        lines.append("")
+    tdsa = RESULTS / "calibration_tdsa.json"
+    if tdsa.exists():
+        r = json.loads(tdsa.read_text())
+        lines += ["## TDSA replay at confidence 0.95: glr against bayes, same sampling rule and seeds", "",
+                  f"{r['runs']} runs each of certa.simulate (the strategy's own ask/tell loop).", "",
+                  "| beta | stopping | mean evals (SE) | min | max | % correct |", "|---|---|---|---|---|---|"]
+        by = {(x["beta"], x["stopping"]): x for x in r["rows"]}
+        for x in r["rows"]:
+            lines.append(f"| {x['beta']} | {x['stopping']} | {x['mean']:.1f} ({x['se']:.1f}) | {x['min']} | "
+                         f"{x['max']} | {100 * x['p_correct']:.1f} |")
+        for beta in ("ids", 0.5):
+            g, b = by.get((beta, "glr")), by.get((beta, "bayes"))
+            if g and b:
+                lines.append(f"\nbeta={beta}: glr / bayes = {g['mean'] / b['mean']:.2f}")
+        lines.append("")
+    ov = RESULTS / "calibration_overhead.json"
+    if ov.exists():
+        r = json.loads(ov.read_text())
+        lines += ["## Decision overhead per evaluation (TopTwoThompson beta=\"ids\", ask + tell)", "",
+                  "| candidates | stopping | evaluations timed | median ms | mean ms | load |",
+                  "|---|---|---|---|---|---|"]
+        for x in r["rows"]:
+            lines.append(f"| {x['candidates']} | {x['stopping']} | {x['evaluations_timed']} | "
+                         f"{x['median_ms']:.3f} | {x['mean_ms']:.3f} | {x['load']} |")
+        lines.append("")
+    text = "\n".join(lines)
+    (RESULTS / "calibration.md").write_text(text)
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "report"])
+    ap.add_argument("--delta", type=float, default=0.05)
+    ap.add_argument("--runs", type=int, default=2000)
+    ap.add_argument("--runs-plain", type=int, default=100)
+    ap.add_argument("--cap", type=int, default=20_000)
+    ap.add_argument("--beta", default="ids")
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--n-jobs", type=int, default=1)
+    a = ap.parse_args()
+    beta: Any = a.beta if a.beta == "ids" else float(a.beta)
+    if a.section == "report":
+        print(report())
+        return
+    t0 = time.time()
+    if a.section == "families":
+        out = section_families(a.delta, a.runs, beta, a.seed)
+        name = f"calibration_families_{a.delta}"
+    elif a.section == "tolerance":
+        out = section_tolerance(a.delta, a.runs, a.runs_plain, beta, a.seed, a.cap)
+        name = f"calibration_tolerance_{a.delta}"
+    elif a.section == "tdsa":
+        out = section_tdsa(a.runs, a.seed, a.n_jobs)
+        name = "calibration_tdsa"
+    else:
+        out = section_overhead(a.seed)
+        name = "calibration_overhead"
+    out["machine"] = machine_info()
+    out["wall_s"] = time.time() - t0
+    out["load_end"] = loadavg()
+    (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=1, default=float))
+
+
+if __name__ == "__main__":
+    main()
