@@ -126,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--stopping", default="bayes", choices=["bayes", "glr"],
                      help="bayes: FIESTA's P(best) rule (default); glr: error at most 1 - confidence (Gaussian)")
     sel.add_argument("--beta", type=_beta, default=0.5, help='top-two: probability of evaluating the leader, or "ids"')
+    sel.add_argument("--tolerance", type=float, default=0.0,
+                     help="fixed confidence: stop once the choice is within this of the best (epsilon-best)")
     sel.add_argument("--workers", type=_positive_int(1), default=None, help="batch: evaluations in flight")
     sel.add_argument("--max-evals", type=_positive_int(1), default=None, help="cap on evaluations")
     sel.add_argument("--store", default=None, help="SQLite file keeping every evaluation; rerun to resume")
@@ -191,7 +193,8 @@ def _run_select(args) -> None:
         raise ValueError(f"{args.candidates}: one candidate only; a selection needs at least two")
     resolve_function(args.evaluate)  # fail now, naming the path, rather than in every worker
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
-                             n_workers=args.workers, max_evals=args.max_evals, beta=args.beta)
+                             n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
+                             tolerance=args.tolerance)
     progress = not args.no_progress and not args.json and sys.stderr.isatty()
     selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates, random_state=args.seed,
                     n_jobs=args.jobs, store=args.store, retries=args.retries, timeout=args.timeout,

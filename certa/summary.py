@@ -86,6 +86,9 @@ def _statement(selection: Selection) -> str:
         what = ("posterior P(best) under independent Student-t beliefs (FIESTA's rule: a Bayesian statement, "
                 "not a frequentist guarantee)" if rule == "bayes"
                 else "GLR stopping rule: wrong with probability at most 1 - confidence for Gaussian scores")
+        if "guarantee" in res:   # the confidence reached, whatever ended the run, in words
+            return (f"{name} chosen: {res['guarantee']}"
+                    + (f" (target {target}, stop: {res.get('stop_reason')})" if target is not None else ""))
         return (f"{name} chosen with P(best) = {float(res['confidence']):.3f}"
                 + (f" (target {target}, stop: {res.get('stop_reason')})" if target is not None else "") + f"; {what}")
     if method == "bandit":
@@ -154,7 +157,8 @@ def summarize(selection: Selection) -> dict[str, Any]:
     }
     res = selection.result
     if selection.method == "bandit":
-        out["bandit"] = {k: _plain(res[k]) for k in ("confidence", "stop_reason", "stopping") if k in res}
+        out["bandit"] = {k: _plain(res[k]) for k in ("confidence", "stop_reason", "stopping", "tolerance", "guarantee")
+                         if k in res}
     rep = stability(selection) if selection.finished else None
     if rep is not None:
         out["stability"] = _plain(rep.to_dict())
