@@ -241,7 +241,9 @@ def report() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "report"])
+    ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "report", "from-log"])
+    ap.add_argument("--log", help="from-log: a families section's printed rows (one JSON per line), saved as a "
+                    "partial result when the section could not finish")
     ap.add_argument("--delta", type=float, default=0.05)
     ap.add_argument("--runs", type=int, default=2000)
     ap.add_argument("--runs-plain", type=int, default=100)
@@ -253,6 +255,12 @@ def main() -> None:
     beta: Any = a.beta if a.beta == "ids" else float(a.beta)
     if a.section == "report":
         print(report())
+        return
+    if a.section == "from-log":
+        rows = [json.loads(line) for line in open(a.log) if line.startswith("{")]
+        out = {"delta": a.delta, "runs": a.runs, "beta": beta, "seed": a.seed, "rows": rows,
+               "partial": "rows printed before the section was stopped (machine shared by 5 jobs)"}
+        (RESULTS / f"calibration_families_{a.delta}.json").write_text(json.dumps(out, indent=1, default=float))
         return
     t0 = time.time()
     if a.section == "families":

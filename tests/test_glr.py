@@ -248,7 +248,7 @@ def _assert_delta_correct(family, n_runs, seed, delta=0.05):
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_rule_wrong_choice_rate_is_at_most_delta(family):
-    _assert_delta_correct(family, n_runs=60, seed=10, delta=0.2)
+    _assert_delta_correct(family, n_runs=25, seed=10, delta=0.2)
 
 
 @pytest.mark.slow
