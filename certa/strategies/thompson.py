@@ -164,9 +164,10 @@ class _Confident(Strategy):
         if self.tolerance == 0.0:
             return float(self._p[self._best])
         loc, scale, df = self._posterior()
+        pos = self._alive().index(self._best) if self._dropped else self._best   # position in the live view
         shifted = loc.copy()
-        shifted[self._best] += self.tolerance   # mean_b + eps >= every mean_j
-        return float(p_best(shifted, scale, df)[self._best])
+        shifted[pos] += self.tolerance   # mean_b + eps >= every mean_j
+        return float(p_best(shifted, scale, df)[pos])
 
     def _glr_confidence(self) -> float:
         st = self._live_stats()
