@@ -192,7 +192,7 @@ def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int, sav
 
     # --- stage 1: the first timed pair (B, CV) gives every model and CV score used below
     bun, gs = time_pair(0)
-    models = {int(k.split("/c")[1].split("/")[0]): p["estimator"] for k, p in bun.selection_.payloads.items()}
+    models = {int(k.split("/c")[1].split("/")[0]): p["estimator"] for k, p in bun.selection_.transient.items()}
     table = [_scores(models[i], Xte, yte) for i in range(n_lam)]
     cv_acc, cv_f1 = gs.cv_results_["mean_test_accuracy"], gs.cv_results_["mean_test_macro_f1"]
     assert _scores(gs.best_estimator_, Xte, yte) == table[gs.best_index_], "CV refit differs from the full fit"

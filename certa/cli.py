@@ -226,8 +226,14 @@ def _run_show(args) -> None:
 
 
 def _read_labels(path: str) -> list[str]:
-    with open(path) as fh:
-        labels = [line.rstrip("\n").rstrip("\r") for line in fh]
+    try:
+        with open(path, encoding="utf-8") as fh:
+            labels = [line.rstrip("\n").rstrip("\r") for line in fh]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text file of labels (a binary file?): byte {exc.start}") from None
+    if any("\x00" in label for label in labels):
+        line = next(i for i, label in enumerate(labels, 1) if "\x00" in label)
+        raise ValueError(f"{path}: line {line}: NUL byte, not a text file of labels (a binary file?)")
     while labels and labels[-1] == "":
         labels.pop()
     if not labels:
@@ -258,11 +264,11 @@ def _run_compare(args) -> None:
         if not args.columns or len(args.columns.split(",")) != 2:
             raise ValueError("--scores needs --columns A,B naming two score columns")
         ca, cb = (c.strip() for c in args.columns.split(","))
-        frame = pd.read_csv(args.scores)
+        frame = _read_scores_csv(args.scores)
         missing = [c for c in (ca, cb) if c not in frame.columns]
         if missing:
             raise ValueError(f"{args.scores} has no column(s) {missing}; it has {list(frame.columns)}")
-        a, b = frame[ca].to_numpy(dtype=float), frame[cb].to_numpy(dtype=float)
+        a, b = (_numeric_column(frame, c, args.scores) for c in (ca, cb))
         names, scores = (ca, cb), (float(a.mean()), float(b.mean()))
         if args.test == "corrected-kfold":
             if not (args.repeats and args.folds):
@@ -323,6 +329,44 @@ def _compare_report(result, names: tuple[str, str], scores: tuple[float, float])
                     + ("excludes 0" if lo > 0 or hi < 0 else "includes 0: no clear difference"))
     out["verdict"] = verdict
     return out
+
+
+def _read_scores_csv(path: str):
+    import pandas as pd
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
+    if b"\x00" in head:
+        raise ValueError(f"{path}: not a CSV text file (it holds NUL bytes: a binary file?)")
+    try:
+        frame = pd.read_csv(path)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 CSV file: byte {exc.start}") from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path}: empty file, expected a CSV with a header row") from None
+    except pd.errors.ParserError as exc:
+        raise ValueError(f"{path}: malformed CSV: {str(exc).strip()}") from None
+    if frame.empty:
+        raise ValueError(f"{path}: no rows of scores under the header")
+    return frame
+
+
+def _numeric_column(frame, column: str, path: str):
+    import pandas as pd
+
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = values.isna() & frame[column].notna()
+    if bad.any() or frame[column].dtype == bool:
+        row = int(bad.idxmax()) if bad.any() else 0
+        raise ValueError(f"{path}: line {row + 2}: column {column!r} holds {frame[column].iloc[row]!r}, "
+                         "expected a number")
+    if values.isna().any():
+        row = int(values.isna().idxmax())
+        raise ValueError(f"{path}: line {row + 2}: column {column!r} is empty, expected a number")
+    return values.to_numpy(dtype=float)
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -398,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into e.g. head
         return 0
     except (ValueError, TypeError, OSError) as exc:
-        print(f"certa {args.command}: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split())  # one line, whatever the exception's message holds
+        print(f"certa {args.command}: error: {message}", file=sys.stderr)
         return 2
     return 0
 

@@ -14,7 +14,10 @@ from sklearn.base import clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.utils import _safe_indexing
 
+from .engine.candidates import candidates_from_grid, named_candidates
 from .engine.draws import Draw
+from .engine.fingerprint import stable_hash
+from .engine.validation import check_array_like, check_estimator_inputs, check_scoring_arg
 from .engine.evaluators import Evaluator, _n_samples
 from .engine.plans import JKFoldPlan
 from .engine.runner import resolve_seed, run
@@ -91,9 +94,29 @@ class _SelectionEvaluator(Evaluator):
         est.fit(_safe_indexing(X_tr, idx), None if y_tr is None else _safe_indexing(y_tr, idx))
         return float(scorer(est, X_te, y_te))
 
+    def fingerprint_parts(self) -> dict[str, str]:
+        return {"model": stable_hash(self.search), "data": stable_hash((self.X, self.y)),
+                "plan": stable_hash(self.plan.spec()), "scoring": stable_hash(self.scoring)}
+
     def fingerprint(self) -> str:
-        return joblib_hash((type(self.search).__name__, repr(self.search.get_params(deep=False)), self.X, self.y,
-                            self.plan.spec(), repr(self.scoring)))
+        return joblib_hash(sorted(self.fingerprint_parts().items()))
+
+    def check_candidates(self, candidates: list) -> None:
+        """The inner search's grid and the data, checked as the inner search would (before any outer fold)."""
+        check_scoring_arg(self.scoring)
+        params = self.search.get_params(deep=False)
+        check_scoring_arg(params.get("scoring"))
+        est, grid, named = params.get("estimator"), params.get("param_grid"), params.get("candidates")
+        if named is not None:
+            inner = named_candidates(named)
+            est = None
+        elif est is not None and grid is not None:
+            inner = candidates_from_grid(grid)
+        else:
+            inner = []
+        if inner:
+            check_estimator_inputs(est, inner, self.X, self.y, self.scoring)
+        self.plan.check(self._y if self._y is not None and self._y.ndim == 1 else None, _n_samples(self.X))
 
 
 @dataclass
@@ -185,6 +208,9 @@ def cross_validate_selection(search: Any, X: Any, y: Any = None, *, n_splits: in
     if "refit" in search.get_params() and search.get_params()["refit"] is False:
         pass  # refit is forced on inside: the outer test needs the refitted choice
     strategy = JKFoldGrid(n_splits, n_repeats)
+    check_array_like(X, "X")
+    if y is not None:
+        check_array_like(y, "y")
     seed = resolve_seed(random_state)
     inner_est = search.get_params().get("estimator")
     if inner_est is None and search.get_params().get("candidates"):

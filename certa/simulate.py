@@ -227,7 +227,13 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         if not isinstance(table, Mapping) or len(table) < 2:
             raise ValueError("table must map at least two candidate names to lists of observed scores")
         for k, v in table.items():
-            if len(v) < 1 or not np.all(np.isfinite(np.asarray(v, dtype=float))):
+            if isinstance(v, (str, bytes, Mapping)) or not hasattr(v, "__len__") or len(v) < 1:
+                raise ValueError(f"table[{k!r}] must be a non-empty list of finite scores, got {v!r:.80}")
+            bad = next((x for x in v if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number))),
+                       None) if not isinstance(v, np.ndarray) or v.dtype.kind not in "iuf" else None
+            if bad is not None:
+                raise ValueError(f"table[{k!r}] must hold numbers (scores), got {bad!r} of type {type(bad).__name__}")
+            if not np.all(np.isfinite(np.asarray(v, dtype=float))):
                 raise ValueError(f"table[{k!r}] must be a non-empty list of finite scores")
         source: Any = ReplayScores(table)
         labels = list(table)
@@ -275,9 +281,27 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
 
 
 def load_score_table(path: str) -> dict[str, list[float]]:
-    """Read ``{"name": [score, ...], ...}`` from a JSON file."""
-    with open(path) as fh:
-        data = json.load(fh)
+    """Read ``{"name": [score, ...], ...}`` from a JSON file.
+
+    Raises
+    ------
+    ValueError
+        Naming the file (and the line and column for malformed JSON) if it is not UTF-8
+        text, not JSON, or not a mapping of names to lists of numbers (booleans are refused).
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text file (a binary file?): byte {exc.start}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})") from None
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
         raise ValueError(f"{path}: expected a JSON object mapping candidate names to lists of scores")
+    for name, scores in data.items():
+        for i, v in enumerate(scores):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError(f"{path}: scores of {name!r} must be numbers, item {i} is {json.dumps(v)}")
     return data

@@ -129,7 +129,7 @@ def test_keep_models_false_refits_the_same_model(data):
     kept = QuantificationBoundSearch(LogisticRegression(max_iter=1000), GRID).fit(X, y, X_u)
     refit = QuantificationBoundSearch(LogisticRegression(max_iter=1000), GRID, keep_models=False).fit(X, y, X_u)
     assert refit.best_index_ == kept.best_index_
-    assert refit.refit_time_ > 0 and refit.selection_.payloads == {}
+    assert refit.refit_time_ > 0 and refit.selection_.transient == {}
     np.testing.assert_array_equal(refit.best_estimator_.coef_, kept.best_estimator_.coef_)
 
 
@@ -137,8 +137,8 @@ def test_evaluator_details_are_json_and_consistent(data):
     X, y, X_u = data
     ev = QuantificationBoundEvaluator(LogisticRegression(max_iter=1000), X, y, X_u, measure="accuracy")
     out = ev.evaluate({"C": 1.0}, Draw(0, "full", (0,)))
-    payload = out.pop("payload")
-    json.dumps(out)  # everything but the payload must be JSON-able (the store writes it as JSON)
+    payload = out.pop("transient")
+    json.dumps(out)  # everything but the transient model must be JSON-able (the store writes it as JSON)
     _, counts = np.unique(y, return_counts=True)
     np.testing.assert_allclose(out["train_distribution"], counts / len(y))
     assert out["n_train"] == len(y) and out["n_unlabeled"] == len(X_u)
@@ -261,10 +261,11 @@ def test_resume_from_sqlite_store(data, tmp_path):
     assert N_FITS["n"] == 2 and second.selection_.n_reused == 2
     np.testing.assert_array_equal(second.bounds_["value"], first.bounds_["value"])
     assert second.best_index_ == first.best_index_
-    # a complete store: nothing is fitted again, not even the winner (its model is in the store)
+    # a complete store: no candidate is fitted again; the store holds data only (no pickled
+    # models, issue #11), so the winner alone is refit once
     N_FITS["n"] = 0
     third = QuantificationBoundSearch(est, GRID, store=path).fit(X, y, X_u)
-    assert N_FITS["n"] == 0 and third.selection_.n_reused == 4 and third.refit_time_ == 0.0
+    assert N_FITS["n"] == 1 and third.selection_.n_reused == 4 and third.refit_time_ > 0.0
     np.testing.assert_array_equal(third.best_estimator_.coef_, first.best_estimator_.coef_)
     # a different unlabeled set is a different run: the store refuses it
     with pytest.raises(ValueError, match="different run"):
@@ -304,9 +305,17 @@ def test_bad_input(data):
         s.fit(X, y[:-1], X_u)
 
 
+class _AlwaysFails(LogisticRegression):
+    def fit(self, X, y):
+        raise RuntimeError("this fit always fails")
+
+
 def test_every_candidate_failing_is_reported(data):
     X, y, X_u = data
-    with pytest.raises(RuntimeError, match="every candidate failed"):
+    with pytest.raises(RuntimeError, match="every candidate failed.*always fails"):
+        QuantificationBoundSearch(_AlwaysFails(), {"C": [1.0, 2.0]}).fit(X, y, X_u)
+    # parameter values the estimator's constraints refuse are caught before any fit (issue #11)
+    with pytest.raises(ValueError, match="param_grid.*'C' parameter"):
         QuantificationBoundSearch(LogisticRegression(), {"C": [-1.0, -2.0]}).fit(X, y, X_u)
 
 

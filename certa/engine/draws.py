@@ -79,8 +79,11 @@ class Outcome:
 
     ``status`` is ``"ok"``, ``"failed"`` (the evaluation raised or returned a
     non-finite score) or ``"timeout"``. ``details`` holds JSON-able extras
-    (fit time, train score, sizes, ...); ``payload`` holds anything picklable
-    the evaluator chose to keep (for example per-example predictions).
+    (fit time, train score, sizes, ...); ``payload`` holds data the evaluator
+    chose to keep (for example per-example predictions): JSON values and numpy
+    arrays of non-object dtype, see :mod:`certa.engine.payload`. ``transient``
+    holds objects handed back to the calling process only (e.g. a fitted model),
+    never written to a store.
     """
 
     score: float
@@ -90,6 +93,7 @@ class Outcome:
     attempt: int = 1
     details: dict[str, Any] = field(default_factory=dict)
     payload: Any = None
+    transient: Any = None
 
     @property
     def ok(self) -> bool:

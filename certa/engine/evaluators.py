@@ -1,7 +1,6 @@
 """Evaluators: turn (candidate parameters, draw) into a score."""
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from collections import OrderedDict
@@ -17,7 +16,10 @@ from sklearn.utils import _safe_indexing
 
 from ._hashing import stable_hash
 from .draws import Draw, Outcome
+from .fingerprint import stable_hash
+from .payload import normalize_details, normalize_payload
 from .plans import Plan
+from .validation import check_estimator_inputs, check_scoring_arg
 
 
 class Evaluator(ABC):
@@ -25,12 +27,23 @@ class Evaluator(ABC):
 
     @abstractmethod
     def evaluate(self, params: dict[str, Any], draw: Draw) -> float | dict[str, Any]:
-        """Return a score, or a dict with a ``"score"`` key and JSON-able extras
-        (a ``"payload"`` key may hold anything picklable, e.g. predictions)."""
+        """Return a score, or a dict with a ``"score"`` key and JSON-able extras.
+
+        A ``"payload"`` key may hold data to keep in the store (JSON values and numpy
+        arrays of non-object dtype, see :mod:`certa.engine.payload`), a ``"transient"``
+        key objects handed back to the calling process but never stored.
+        """
 
     @abstractmethod
     def fingerprint(self) -> str:
         """A stable hash of everything that determines the scores (data, model, plan)."""
+
+    def fingerprint_parts(self) -> dict[str, str]:
+        """The fingerprint by part (``"data"``, ``"model"``, ``"code"``, ...), so a refused store says which differs."""
+        return {"evaluator": self.fingerprint()}
+
+    def check_candidates(self, candidates: list) -> None:
+        """Refuse, before any evaluation, candidates or data this evaluator cannot evaluate (default: accept)."""
 
 
 def _n_samples(X: Any) -> int:
@@ -141,6 +154,7 @@ class EstimatorEvaluator(Evaluator):
         self.cache_transformers = cache_transformers
         # identifies the data across processes (the arrays are unpickled anew for every task)
         self._data_token = joblib_hash((X, y)) if cache_transformers else None
+        check_scoring_arg(scoring)
         self._scorer = check_scoring(estimator, scoring=scoring) if estimator is not None else None
         self._y_array = None if y is None else np.asarray(y)
 
@@ -217,14 +231,18 @@ class EstimatorEvaluator(Evaluator):
         fit_time = time.perf_counter() - t0
         return self._score(final, Xt_test, y_test, test, fit_time, len(train))
 
+    def fingerprint_parts(self) -> dict[str, str]:
+        return {"model": stable_hash((self.estimator, self.fit_params)), "data": stable_hash((self.X, self.y)),
+                "plan": stable_hash(self.plan.spec()), "scoring": stable_hash(self.scoring),
+                "settings": stable_hash(self.seed_param)}
+
     def fingerprint(self) -> str:
-        est_id = None if self.estimator is None else (type(self.estimator).__name__,
-                                                      repr(self.estimator.get_params(deep=False)))
-        if self.fit_params:  # only then, so that the fingerprints of existing stores stay the same
-            est_id = (est_id, stable_hash(self.fit_params))
-        extra = ("per_example",) if getattr(self, "per_example", False) else ()  # its payloads differ
-        return joblib_hash((est_id,
-                            self.X, self.y, self.plan.spec(), repr(self.scoring), self.seed_param) + extra)
+        return joblib_hash(sorted(self.fingerprint_parts().items()))
+
+    def check_candidates(self, candidates: list) -> None:
+        check_estimator_inputs(self.estimator, candidates, self.X, self.y, self.scoring)
+        self.plan.check(self._y_array if self._y_array is not None and self._y_array.ndim == 1 else None,
+                        _n_samples(self.X))
 
     @property
     def is_classifier(self) -> bool:
@@ -266,12 +284,12 @@ class FunctionEvaluator(Evaluator):
         train, test = split_data(self.data, self.plan, draw, self.y_for_split)
         return self.fn(params, train, test, draw.seed)
 
+    def fingerprint_parts(self) -> dict[str, str]:
+        return {"code": stable_hash(self.fn), "data": stable_hash((self.data, self.y_for_split)),
+                "plan": stable_hash(None if self.plan is None else self.plan.spec())}
+
     def fingerprint(self) -> str:
-        try:
-            src = inspect.getsource(self.fn)
-        except (OSError, TypeError):
-            src = getattr(self.fn, "__qualname__", repr(type(self.fn)))
-        return joblib_hash((src, self.data, None if self.plan is None else self.plan.spec()))
+        return joblib_hash(sorted(self.fingerprint_parts().items()))
 
 
 def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: int,
@@ -304,17 +322,26 @@ def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: i
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
     duration = time.perf_counter() - t0
-    payload = None
+    payload = transient = None
     details: dict[str, Any] = {}
     if isinstance(value, dict):
         if "score" not in value:
             return _finish(Outcome.failure("evaluation returned a dict without a 'score' key", duration=duration), attempt)
         value = dict(value)
         payload = value.pop("payload", None)
+        transient = value.pop("transient", None)
         score = value.pop("score")
-        details = value
+        try:  # what cannot be stored as data is a recorded failure, not a crash of the run
+            details = normalize_details(value)
+            payload = None if payload is None else normalize_payload(payload)
+        except TypeError as exc:
+            return _finish(Outcome.failure(f"evaluation returned something that cannot be stored: {exc}",
+                                           duration=duration), attempt)
     else:
         score = value
+    if isinstance(score, (bool, np.bool_, str, bytes)):
+        return _finish(Outcome.failure(f"evaluation returned a {type(score).__name__}, expected a number",
+                                       duration=duration), attempt)
     try:
         score = float(score)
     except (TypeError, ValueError):
@@ -327,7 +354,8 @@ def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: i
         failed = Outcome.failure(error or f"evaluation returned a non-finite score ({score})", duration=duration)
         failed.details = details
         return _finish(failed, attempt)
-    return Outcome(score=score, status="ok", duration=duration, attempt=attempt, details=details, payload=payload)
+    return Outcome(score=score, status="ok", duration=duration, attempt=attempt, details=details, payload=payload,
+                   transient=transient)
 
 
 #: Returned by :func:`execute_shipped` when this worker does not hold the evaluator yet.

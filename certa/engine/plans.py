@@ -25,6 +25,9 @@ class Plan(ABC):
     def spec(self) -> dict[str, Any]:
         ...
 
+    def check(self, y: np.ndarray | None, n_samples: int) -> None:
+        """Refuse, before any evaluation, data this plan cannot split (default: accept)."""
+
 
 class JKFoldPlan(Plan):
     """J repeated K-fold partitions, exactly those of scikit-learn's repeated splitters.
@@ -52,6 +55,15 @@ class JKFoldPlan(Plan):
             _PARTITION_CACHE.clear()  # one plan at a time per process keeps memory bounded
             _PARTITION_CACHE[key] = list(self.splitter().split(X_dummy, y if self.stratified else None))
         return _PARTITION_CACHE[key]
+
+    def check(self, y: np.ndarray | None, n_samples: int) -> None:
+        if self.n_splits > n_samples:
+            raise ValueError(f"n_splits={self.n_splits} is larger than the number of samples ({n_samples})")
+        if self.stratified and y is not None:
+            _, counts = np.unique(np.asarray(y), return_counts=True)
+            if self.n_splits > counts.min():
+                raise ValueError(f"n_splits={self.n_splits} is larger than the number of members of the smallest "
+                                 f"class in y ({counts.min()}): every fold needs every class; lower n_splits")
 
     def split(self, draw: Draw, y: np.ndarray | None, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
         if draw.kind != "fold":
@@ -101,6 +113,26 @@ class RandomSplitPlan(Plan):
     def __init__(self, test_size: float | int = 0.2, stratified: bool = True) -> None:
         self.test_size = test_size
         self.stratified = stratified
+
+    def check(self, y: np.ndarray | None, n_samples: int) -> None:
+        from sklearn.model_selection._split import _validate_shuffle_split
+
+        t = self.test_size
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)):
+            raise TypeError(f"test_size must be a fraction in (0, 1) or a number of samples, got {t!r}")
+        try:
+            n_train, n_test = _validate_shuffle_split(n_samples, t, None)
+        except ValueError as exc:
+            raise ValueError(f"test_size={t!r} cannot split {n_samples} samples: {exc}") from None
+        if self.stratified and y is not None:
+            classes, counts = np.unique(np.asarray(y), return_counts=True)
+            if counts.min() < 2:
+                raise ValueError(f"y: the class {classes[np.argmin(counts)]!r} has only 1 member; stratified "
+                                 "random splits need at least 2 members per class")
+            for part, size in (("test", n_test), ("training", n_train)):
+                if size < len(classes):
+                    raise ValueError(f"test_size={t!r} gives {size} {part} samples, fewer than the "
+                                     f"{len(classes)} classes of y: every split needs every class")
 
     def split(self, draw: Draw, y: np.ndarray | None, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
         idx = np.arange(n_samples)

@@ -15,6 +15,7 @@ from .candidates import Candidate, as_candidates, jsonable_params
 from .draws import Draw, Outcome
 from .evaluators import MISSING_EVALUATOR, Evaluator, execute, execute_shipped
 from .executors import EvaluationTimeout, InlineExecutor, LocalProcessExecutor, check_timeout, resolve_executor
+from .fingerprint import stable_hash
 from .selection import Selection
 from .store import Owner, Store, as_store
 from .strategy import Strategy
@@ -39,9 +40,20 @@ def resolve_seed(random_state: int | np.integer | None) -> int:
     return int(random_state)
 
 
+def run_fingerprint_parts(strategy: Strategy, evaluator: Evaluator, candidates: list[Candidate],
+                          seed: int) -> dict[str, str]:
+    """The parts of a run's identity (each a stable hash), so a refused store can say which differs."""
+    parts = {"strategy": stable_hash(strategy.spec()),
+             "candidates": stable_hash([(c.name, c.params) for c in candidates]),
+             "seed": str(seed)}
+    for name, value in evaluator.fingerprint_parts().items():
+        parts[name if name not in parts else f"evaluator_{name}"] = str(value)
+    return parts
+
+
 def run_fingerprint(strategy: Strategy, evaluator: Evaluator, candidates: list[Candidate], seed: int) -> str:
-    """Identity of a run: what must match for a store to be resumed."""
-    return joblib_hash((strategy.spec(), [(c.name, c.params) for c in candidates], evaluator.fingerprint(), seed))
+    """Identity of a run: what must match for a store to be resumed (stable across processes)."""
+    return joblib_hash(sorted(run_fingerprint_parts(strategy, evaluator, candidates, seed).items()))
 
 
 def describe_run(strategy: Strategy, evaluator: Evaluator, candidates: list[Candidate], seed: int,
@@ -142,10 +154,12 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         raise ValueError(f"max_failures must be a positive int or None, got {max_failures!r}")
     cands = as_candidates(candidates)
     seed = resolve_seed(random_state)
+    evaluator.check_candidates(cands)  # bad grid keys or data: refused before any evaluation
     the_store = as_store(store)
     private = store is None  # a MemoryStore of this run only
-    the_store.bind(run_fingerprint(strategy, evaluator, cands, seed),
-                   describe_run(strategy, evaluator, cands, seed, retries, max_failures))
+    parts = run_fingerprint_parts(strategy, evaluator, cands, seed)
+    the_store.bind(joblib_hash(sorted(parts.items())),
+                   {**describe_run(strategy, evaluator, cands, seed, retries, max_failures), "parts": parts})
 
     def final_of(attempts: list[Outcome]) -> Outcome | None:
         """The outcome a draw ends with, once its attempts are over (None while they are not)."""

@@ -38,6 +38,9 @@ class Selection:
         ``"quantification"`` or ``"nested"``.
     info : dict
         Set by ``certa.load``: what the store says of the run (settings, times, path).
+    transient : dict
+        Draw key -> objects the evaluator handed back in this process only (e.g. fitted
+        models); absent for evaluations reused from a store.
     """
 
     finished: bool = True
@@ -53,6 +56,7 @@ class Selection:
         self.info: dict[str, Any] = {}
         rows = []
         self.payloads: dict[str, Any] = {}
+        self.transient: dict[str, Any] = {}
         for order, (draw, outcome, _) in enumerate(told):
             row = {"order": order, "candidate": draw.candidate, "name": candidates[draw.candidate].name,
                    "kind": draw.kind, "index": draw.index, "seed": draw.seed, "size": draw.size,
@@ -62,6 +66,8 @@ class Selection:
             rows.append(row)
             if outcome.payload is not None:
                 self.payloads[draw.key] = outcome.payload
+            if outcome.transient is not None:
+                self.transient[draw.key] = outcome.transient
         self.evaluations = pd.DataFrame(rows)
         if self.evaluations.empty:
             self.evaluations = pd.DataFrame(columns=["order", "candidate", "name", "kind", "index", "seed",

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import pickle
 import socket
 import sqlite3
 import threading
@@ -13,6 +12,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from .draws import Draw, Outcome
+from .payload import decode_payload, encode_payload
+
+#: Version of the on-disk layout. 1 (no ``format`` row): payloads were pickles; 2: payloads are
+#: ``.npz`` data read without pickle, the fingerprint is kept with its parts.
+STORE_FORMAT = 2
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 @dataclass
@@ -113,11 +118,13 @@ class MemoryStore(Store):
         self._claims: dict[str, Owner] = {}
         self._by_key: dict[str, list[Outcome]] = {}
         self._lock = threading.Lock()  # runs in threads of one process may share it
+        self._description: dict = {}
 
     def bind(self, fingerprint: str, description: dict) -> None:
         if self._fingerprint is not None and self._fingerprint != fingerprint:
-            raise ValueError("store belongs to a different run (different candidates, data, strategy or seed)")
+            raise ValueError(f"store belongs to a different run: {_differences(self._description, description)}")
         self._fingerprint = fingerprint
+        self._description = description
 
     def record(self, draw: Draw, outcome: Outcome) -> None:
         with self._lock:
@@ -182,12 +189,18 @@ CREATE TABLE IF NOT EXISTS claims (
 class SQLiteStore(Store):
     """SQLite file store: one row per finished attempt, committed before the strategy hears of it.
 
+    A store holds data only: scores, JSON details and payloads as numpy ``.npz`` archives read
+    with ``allow_pickle=False`` (see :mod:`certa.engine.payload`); nothing read from it can run
+    code. A file that is not a certa store (not SQLite, other tables, an older format whose
+    payloads were pickles, a store without its run fingerprint) is refused with a ``ValueError``
+    naming the file, and left untouched.
+
     Parameters
     ----------
     path : str or os.PathLike
         The database file; created if missing. A file written by a different
-        run (other candidates, data, strategy or seed) is refused with a
-        ``ValueError`` and left untouched.
+        run (other candidates, data, strategy, seed or evaluation code) is refused
+        with a ``ValueError`` saying which of these differ, and left untouched.
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -196,35 +209,64 @@ class SQLiteStore(Store):
         self.path = os.fspath(path)
         if os.path.isdir(self.path):
             raise ValueError(f"store path {self.path!r} is a directory, expected a file")
+        if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
+            with open(self.path, "rb") as fh:
+                head = fh.read(len(_SQLITE_MAGIC))
+            if head != _SQLITE_MAGIC:
+                raise ValueError(f"store {self.path!r} is not a certa SQLite store: not an SQLite database file")
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            user_tables = {t for t in tables if not t.startswith("sqlite_")}
+            if user_tables and not {"meta", "evaluations"} <= user_tables:
+                self._conn.close()
+                raise ValueError(f"store {self.path!r} is not a certa store: an SQLite database with tables "
+                                 f"{sorted(user_tables)} but not certa's 'meta' and 'evaluations'")
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"store {self.path!r} is not a certa SQLite store: {exc}") from exc
 
+    def _meta(self) -> dict[str, str]:
+        try:
+            return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"store {self.path!r} is damaged: its meta table cannot be read ({exc})") from exc
+
     def bind(self, fingerprint: str, description: dict) -> None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
-        if row is None:
+        meta = self._meta()
+        n_rows = self._conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+        if "fingerprint" not in meta:
+            if n_rows or meta:
+                raise ValueError(f"store {self.path!r} has {n_rows} evaluation(s) but no run fingerprint, so "
+                                 "which run wrote them cannot be checked; it is not adopted: use a new file")
             with self._conn:
-                # IMMEDIATE, and look again inside: another process may be binding the new file too
                 self._conn.execute("BEGIN IMMEDIATE")
-                row = self._conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
-                if row is None:
-                    self._conn.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
-                    self._conn.execute("INSERT INTO meta VALUES ('description', ?)",
-                                       (json.dumps(description, default=repr, sort_keys=True),))
-                    self._conn.execute("INSERT INTO meta VALUES ('created_at', ?)", (repr(time.time()),))
-        if row is not None and row[0] != fingerprint:
-            raise ValueError(
-                f"store {self.path!r} belongs to a different run (its candidates, data, strategy or "
-                "seed differ from this one); use a new file or the original settings")
+                if self._conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0:
+                    self._conn.executemany("INSERT INTO meta VALUES (?, ?)", [
+                        ("format", str(STORE_FORMAT)), ("fingerprint", fingerprint),
+                        ("description", json.dumps(description, default=repr, sort_keys=True)),
+                        ("created_at", repr(time.time()))])
+            meta = self._meta()
+        fmt = meta.get("format")
+        if fmt != str(STORE_FORMAT):
+            why = ("it was written by an older certa that kept payloads as pickles, which can run code "
+                   "when read; certa no longer reads pickles from a store" if fmt is None
+                   else f"its format version is {fmt}, this certa reads version {STORE_FORMAT}")
+            raise ValueError(f"store {self.path!r} cannot be resumed: {why}. Use a new file")
+        if meta["fingerprint"] != fingerprint:
+            try:
+                stored = json.loads(meta.get("description", "{}"))
+            except json.JSONDecodeError:
+                stored = {}
+            raise ValueError(f"store {self.path!r} belongs to a different run: {_differences(stored, description)}; "
+                             "use a new file or the original settings")
 
     def record(self, draw: Draw, outcome: Outcome) -> None:
         score = None if outcome.score is None or (isinstance(outcome.score, float) and math.isnan(outcome.score)) \
             else float(outcome.score)
-        payload = None if outcome.payload is None else pickle.dumps(outcome.payload, protocol=4)
+        payload = None if outcome.payload is None else encode_payload(outcome.payload)
         self._conn.execute(
             "INSERT INTO evaluations (draw_key, draw, candidate, attempt, status, score, error, duration,"
             " details, payload, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -262,16 +304,25 @@ class SQLiteStore(Store):
         return self._select("", ())
 
     def _select(self, where: str, args: tuple) -> list[StoredOutcome]:
-        rows = self._conn.execute(
-            "SELECT seq, draw, attempt, status, score, error, duration, details, payload "
-            f"FROM evaluations {where} ORDER BY seq", args).fetchall()
+        try:
+            rows = self._conn.execute(
+                "SELECT seq, draw, attempt, status, score, error, duration, details, payload "
+                f"FROM evaluations {where} ORDER BY seq", args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"store {self.path!r} is damaged: its evaluations cannot be read ({exc})") from exc
         out = []
         for seq, draw, attempt, status, score, error, duration, details, payload in rows:
-            outcome = Outcome(score=math.nan if score is None else score, status=status, error=error,
-                              duration=duration or 0.0, attempt=attempt,
-                              details=json.loads(details) if details else {},
-                              payload=None if payload is None else pickle.loads(payload))
-            out.append(StoredOutcome(seq, Draw.from_json(draw), outcome))
+            try:
+                outcome = Outcome(score=math.nan if score is None else float(score), status=str(status),
+                                  error=error, duration=float(duration or 0.0), attempt=int(attempt),
+                                  details=json.loads(details) if details else {},
+                                  payload=None if payload is None else decode_payload(payload))
+                stored = StoredOutcome(seq, Draw.from_json(draw), outcome)
+            except (ValueError, TypeError, KeyError) as exc:
+                raise ValueError(f"store {self.path!r} has a malformed row (seq {seq}): {exc}") from None
+            if not isinstance(stored.outcome.details, dict):
+                raise ValueError(f"store {self.path!r} has a malformed row (seq {seq}): details are not a JSON object")
+            out.append(stored)
         return out
 
     @classmethod
@@ -308,6 +359,23 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self._conn.close()
+
+
+_PART_NAMES = {"strategy": "strategy", "candidates": "candidates", "seed": "seed", "data": "data",
+               "model": "estimator or its parameters", "code": "evaluation code", "scoring": "scoring",
+               "plan": "split plan", "settings": "evaluator settings"}
+
+
+def _differences(stored: dict, current: dict) -> str:
+    """Which parts of a run's identity differ between a store's description and this run's."""
+    a, b = stored.get("parts") or {}, current.get("parts") or {}
+    if not a:
+        return "the store does not say which part differs (written by another version)"
+    diff = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    if not diff:
+        return "its fingerprint differs"
+    return "its " + ", ".join(_PART_NAMES.get(k, k) for k in diff) + (" differ" if len(diff) > 1 else " differs") \
+        + " from this run's"
 
 
 def as_store(store: "Store | str | os.PathLike | None") -> Store:

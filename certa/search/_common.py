@@ -29,8 +29,11 @@ def wants_stratified(estimator: Any, y: Any) -> bool:
 
 
 def check_n_samples(X: Any, y: Any) -> int:
-    if X is None:
-        raise ValueError("X must not be None")
+    from ..engine.validation import check_array_like
+
+    check_array_like(X, "X")
+    if y is not None:
+        check_array_like(y, "y")
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     if y is not None:
         ny = y.shape[0] if hasattr(y, "shape") else len(y)
@@ -39,6 +42,34 @@ def check_n_samples(X: Any, y: Any) -> int:
     if n < 2:
         raise ValueError(f"X must have at least 2 samples, got {n}")
     return int(n)
+
+
+def check_fit_failures(selection: Any, what: str = "fits") -> None:
+    """Raise if every evaluation failed; warn (``FitFailedWarning``) naming the candidates hit if some did.
+
+    As ``GridSearchCV(error_score=np.nan)``: a failed evaluation scores NaN, so a candidate with
+    a failed fold has a NaN mean and ranks after every candidate without one.
+    """
+    import warnings
+
+    from sklearn.exceptions import FitFailedWarning
+
+    ev = selection.evaluations
+    if len(ev) == 0:
+        return
+    failed = ev[ev["status"] != "ok"]
+    if len(failed) == len(ev):
+        counts = failed["error"].fillna("unknown error").value_counts()
+        detail = "\n".join(f"{n} {what} failed with: {err}" for err, n in counts.head(5).items())
+        raise ValueError(f"All the {len(ev)} {what} failed. It is very likely that your model is misconfigured "
+                         f"or the data are not what it accepts.\nBelow are more details about the failures:\n"
+                         f"{detail}")
+    if len(failed):
+        names = list(dict.fromkeys(selection.candidates[c].name for c in failed["candidate"]))
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        warnings.warn(f"{len(failed)} {what} failed out of a total of {len(ev)}; the score of a failed {what[:-1]} "
+                      f"is NaN, so a candidate with a failed one ranks after every candidate without ({shown}). "
+                      f"First error: {failed['error'].iloc[0]}", FitFailedWarning, stacklevel=3)
 
 
 def rank_scores(means: np.ndarray) -> np.ndarray:

@@ -102,12 +102,24 @@ class FitAndScoreEvaluator(Evaluator):
             out["error"] = _last_line(res["fit_error"])
         return out
 
-    def fingerprint(self) -> str:
-        from ._common import estimator_fingerprint, stable_hash
+    def fingerprint_parts(self) -> dict[str, str]:
+        from ..engine.fingerprint import stable_hash
 
-        return stable_hash((estimator_fingerprint(self.estimator), self.X, self.y, self.plan.spec(),
-                             self.scoring_id, self.fit_params, self.score_params, self.return_train_score,
-                             repr(self.error_score)))
+        return {"model": stable_hash((self.estimator, self.fit_params, self.score_params)),
+                "data": stable_hash((self.X, self.y)), "plan": stable_hash(self.plan.spec()),
+                "scoring": stable_hash(self.scoring_id),
+                "settings": stable_hash((self.return_train_score, repr(self.error_score)))}
+
+    def fingerprint(self) -> str:
+        from joblib import hash as joblib_hash
+
+        return joblib_hash(sorted(self.fingerprint_parts().items()))
+
+    def check_candidates(self, candidates: list) -> None:
+        # grid keys, parameter values and data, before any fit (multi-metric scoring is fine here)
+        from ..engine.validation import check_estimator_inputs
+
+        check_estimator_inputs(self.estimator, candidates, self.X, self.y)
 
 
 def _as_float(value: Any) -> Any:

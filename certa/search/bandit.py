@@ -12,13 +12,15 @@ from sklearn.metrics import check_scoring
 
 from ..engine.candidates import as_candidates, candidates_from_grid, named_candidates
 from ..engine.evaluators import EstimatorEvaluator, Evaluator, split_data
+from ..engine.fingerprint import stable_hash
+from ..engine.validation import check_array_like, check_scoring_arg
 from ..engine.plans import RandomSplitPlan
 from ..engine.runner import MAX_FAILURES, resolve_seed, run
 from ..engine.selection import Selection
 from ..engine.strategy import Strategy
 from ..strategies import (BatchThompson, EqualAllocation, SequentialHalving, TopTwoThompson,
                           UniformUntilConfident)
-from ._common import (DelegateToBestMixin, check_estimator_arg, check_n_samples, check_single_metric, rank_scores,
+from ._common import (DelegateToBestMixin, check_estimator_arg, check_fit_failures, check_n_samples, check_single_metric, rank_scores,
                       refit_best, wants_stratified)
 
 STRATEGIES = ("top_two", "batch", "sequential_halving", "uniform", "equal")
@@ -230,6 +232,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
                   executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
                   progress=self.progress)
         self.selection_ = sel
+        check_fit_failures(sel)
         self.cv_results_ = _results_table(sel)
         self.best_index_ = sel.best_index
         self.best_params_ = dict(cands[self.best_index_].params)
@@ -270,9 +273,28 @@ class _UserFunctionEvaluator(Evaluator):
             train, test = split_data(self.data, RandomSplitPlan(self.test_size, stratified=False), draw)
         return self.evaluate_fn(candidate, train, test, draw.seed)
 
+    def fingerprint_parts(self) -> dict[str, str]:
+        # the functions' code, closures, defaults and referenced globals (not only their names)
+        return {"code": stable_hash((self.evaluate_fn, self.split)), "data": stable_hash(self.data),
+                "plan": stable_hash((self.test_size, self.named))}
+
     def fingerprint(self) -> str:
-        name = lambda f: None if f is None else getattr(f, "__qualname__", type(f).__name__)  # noqa: E731
-        return joblib_hash((name(self.evaluate_fn), name(self.split), self.data, self.test_size))
+        return joblib_hash(sorted(self.fingerprint_parts().items()))
+
+
+def _check_arity(fn: Callable, name: str, expected: str, n: int) -> None:
+    """``fn`` must accept ``n`` positional arguments (checked from its signature, before any call)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins have no signature: nothing to check
+        return
+    try:
+        sig.bind(*([None] * n))
+    except TypeError:
+        raise TypeError(f"{name} must be callable as {expected}, with {n} positional arguments; "
+                        f"its signature is {name}{sig}") from None
 
 
 def _split_signature(split_result: Any) -> str:
@@ -320,6 +342,20 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
         raise TypeError(f"evaluate must be callable as evaluate(candidate, train, test, seed), got {type(evaluate).__name__}")
     if split is not None and not callable(split):
         raise TypeError(f"split must be callable as split(data, seed) -> (train, test), got {type(split).__name__}")
+    _check_arity(evaluate, "evaluate", "evaluate(candidate, train, test, seed)", 4)
+    if split is not None:
+        _check_arity(split, "split", "split(data, seed) -> (train, test)", 2)
+    if split is None and data is not None:
+        parts = data if isinstance(data, tuple) else (data,)
+        for i, part in enumerate(parts):
+            check_array_like(part, "data" if len(parts) == 1 else f"data[{i}]")
+        lengths = {len(p) if not hasattr(p, "shape") else p.shape[0] for p in parts}
+        if len(lengths) > 1:
+            raise ValueError(f"data: the arrays of the tuple have different lengths {sorted(lengths)}; "
+                             "they are split together, so they need one row per example")
+        from ..engine.plans import RandomSplitPlan as _Plan
+
+        _Plan(test_size, stratified=False).check(None, lengths.pop())
     named = isinstance(candidates, Mapping) and not all(isinstance(v, (list, tuple)) for v in candidates.values())
     cands = named_candidates(candidates) if named else as_candidates(candidates)
     if len(cands) < 2:

@@ -15,7 +15,7 @@ from ..engine.runner import resolve_seed, run
 from ..strategies._subset_plan import SubsetPlan
 from ..comparison import comparison_table
 from ..strategies.progressive import ProgressiveSampling
-from ._common import (DelegateToBestMixin, check_estimator_arg, check_n_samples, check_single_metric, param_columns,
+from ._common import (DelegateToBestMixin, check_estimator_arg, check_fit_failures, check_n_samples, check_single_metric, param_columns,
                       refit_best, wants_stratified)
 
 
@@ -198,6 +198,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
                         executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
                         progress=self.progress)
         self.selection_ = selection
+        check_fit_failures(selection)
         res = selection.result
         self.best_index_ = int(res["best"])
         self.best_params_ = dict(candidates[self.best_index_].params)

@@ -20,6 +20,8 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from ..engine.candidates import candidates_from_grid
 from ..engine.draws import Draw
 from ..engine.evaluators import Evaluator
+from ..engine.fingerprint import stable_hash
+from ..engine.validation import check_estimator_inputs
 from ..engine.runner import resolve_seed, run
 from ..quantification.bounds import BOUNDS, bound_from_quantification, quantify_classifier
 from ..strategies.one_shot import OneShot, choose_one_shot
@@ -141,7 +143,7 @@ class QuantificationBoundEvaluator(Evaluator):
     requested quantifier), ``cc_distribution``, ``fed_distribution`` (what the bound used
     after the epsilon < 0 fallback), ``train_distribution``, ``n_train``, ``n_unlabeled``,
     ``fit_time``, ``quantify_time``. With ``keep_model=True`` the fitted estimator comes
-    back in ``payload["estimator"]`` (so the search needs no refit).
+    back in ``transient["estimator"]`` (so the search needs no refit; never written to a store).
 
     The draw's seed is not used: the estimator's own ``random_state`` governs the fit (as
     in ``GridSearchCV``), so a kept model equals ``clone(estimator).set_params(**params).fit(X, y)``.
@@ -244,14 +246,21 @@ class QuantificationBoundEvaluator(Evaluator):
             "fit_time": fit_time, "quantify_time": quantify_time,
         }
         if self.keep_model:
-            out["payload"] = {"estimator": est}
+            out["transient"] = {"estimator": est}  # handed back to the caller, never written to a store
         return out
 
-    def fingerprint(self) -> str:
+    def fingerprint_parts(self) -> dict[str, str]:
         # keep_model changes what is kept, not the scores: a store resumes across it
-        return joblib_hash((type(self.estimator).__name__, repr(self.estimator.get_params(deep=False)), self.X,
-                            self.y, self.X_unlabeled, self.measure, self.quantifier, self.delta, self.sigmas,
-                            self.bound))
+        return {"model": stable_hash(self.estimator), "data": stable_hash((self.X, self.y, self.X_unlabeled)),
+                "settings": stable_hash((self.measure, self.quantifier, self.delta, self.sigmas, self.bound))}
+
+    def fingerprint(self) -> str:
+        return joblib_hash(sorted(self.fingerprint_parts().items()))
+
+    def check_candidates(self, candidates: list) -> None:
+        check_estimator_inputs(self.estimator, candidates, self.X, self.y)
+        check_estimator_inputs(self.estimator, candidates, self.X_unlabeled, None, x_name="X_unlabeled",
+                               need_y=False)
 
 
 # ------------------------------------------------------------------------------- front
@@ -290,8 +299,8 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     the tied candidates.
 
     No refit. With ``keep_models=True`` (default) the workers send each fitted candidate back
-    (``selection_.payloads[key]["estimator"]``; also in the store, which then holds every
-    fitted model) and ``best_estimator_`` is the winner's, fitted on all labelled data: no
+    (``selection_.transient[key]["estimator"]``; never written to the store, which holds data
+    only) and ``best_estimator_`` is the winner's, fitted on all labelled data: no
     extra fit, ``refit_time_ = 0``. With ``keep_models=False`` nothing is kept and the winner is
     refit once in the parent (``refit_time_`` records it); the same happens when a resumed
     store lacks the model. Either way ``best_estimator_`` equals
@@ -345,7 +354,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     refit_time_ : float
     n_unlabeled_ : int
     selection_ : Selection
-        The engine's result (every evaluation, failures, payloads).
+        The engine's result (every evaluation, failures, fitted models in ``transient``).
     random_state_ : int
 
     Notes
@@ -442,7 +451,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         self.bounds_, self.train_distribution_ = self._bounds_frame(res, candidates)
         self.cv_results_ = self._cv_results(res, candidates)
         best_key = Draw(self.best_index_, "full", (0,)).key
-        kept = selection.payloads.get(best_key)
+        kept = selection.transient.get(best_key)
         if self.keep_models and isinstance(kept, dict) and "estimator" in kept:
             self.best_estimator_, self.refit_time_ = kept["estimator"], 0.0
         else:

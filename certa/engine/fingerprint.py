@@ -1,0 +1,177 @@
+"""Stable, content-based fingerprints of what determines a run's scores.
+
+A store is resumed only by the run that wrote it, recognised by a fingerprint. The fingerprint
+must change when anything that changes the scores changes (the data, the estimator's parameters
+however deeply nested, the body of a user function, the values its closure captures, a global
+constant it reads) and must not change between processes or Python sessions for the same code
+and data (no memory addresses, no ``id()``, no hash-randomised set order, no truncated reprs).
+
+:func:`token` maps an object to a nested tuple of plain values; :func:`stable_hash` hashes that
+with joblib (md5 of a pickle of plain values: deterministic).
+
+What is hashed, by kind:
+
+* numbers, strings, bytes, ``None``: themselves (with their type);
+* numpy arrays, scipy sparse matrices, pandas objects: their content (joblib's hash);
+* lists, tuples, dicts, sets: their elements (dict items and sets in a sorted order);
+* functions: the bytecode, constants (nested code objects recursively), names, argument
+  names, defaults, keyword defaults, closure cell values, and the globals the code refers
+  to: functions and classes recursively, constants (numbers, strings, tuples of them) by
+  value, modules by name, mutable objects (a dict used as a cache or counter, an array, a
+  model) by type only, since they may change while the run goes on. Functions of the
+  standard library, installed packages and certa are identified by name. File names and line
+  numbers are left out, so moving a function in its file keeps its fingerprint;
+* bound methods: the function and the object; ``functools.partial``: function, args, keywords;
+* scikit-learn estimators (anything with ``get_params``): the class and ``get_params(deep=False)``,
+  recursively (nested estimators, arrays);
+* classes and builtins: their qualified name;
+* other objects: the class and their ``__dict__`` (``__slots__`` values), recursively.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import types
+from typing import Any
+
+import numpy as np
+from joblib import hash as joblib_hash
+
+_PRIMITIVE = (type(None), bool, int, float, complex, str, bytes)
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', None)}.{getattr(obj, '__qualname__', getattr(obj, '__name__', repr(type(obj))))}"
+
+
+def _sorted_tokens(tokens: list) -> tuple:
+    return tuple(sorted(tokens, key=repr))
+
+
+def token(obj: Any, _seen: frozenset = frozenset()) -> Any:
+    """A plain, process-independent description of ``obj`` for hashing (see the module docstring)."""
+    if isinstance(obj, _PRIMITIVE):
+        return (type(obj).__name__, obj)
+    if isinstance(obj, np.generic):
+        return ("np", obj.dtype.str, obj.item() if obj.dtype.kind != "O" else token(obj.item(), _seen))
+    if isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            return ("ndarray-object", obj.shape, tuple(token(v, _seen) for v in obj.ravel().tolist()))
+        return ("ndarray", joblib_hash(obj))
+    if _is_data_container(obj):
+        return ("data", type(obj).__name__, joblib_hash(obj))
+    oid = id(obj)
+    if oid in _seen:
+        return ("cycle", _qualname(type(obj)))
+    seen = _seen | {oid}
+    if isinstance(obj, (list, tuple)):
+        if all(isinstance(v, _PRIMITIVE) for v in obj):
+            return (type(obj).__name__, joblib_hash(list(obj)))
+        return (type(obj).__name__, tuple(token(v, seen) for v in obj))
+    if isinstance(obj, dict):
+        return ("dict", _sorted_tokens([(token(k, seen), token(v, seen)) for k, v in obj.items()]))
+    if isinstance(obj, (set, frozenset)):
+        return ("set", _sorted_tokens([token(v, seen) for v in obj]))
+    if isinstance(obj, types.CodeType):
+        return _code_token(obj, seen)
+    if isinstance(obj, types.FunctionType):
+        return _function_token(obj, seen)
+    if isinstance(obj, types.MethodType):
+        return ("method", obj.__func__.__name__, token(obj.__func__, seen), token(obj.__self__, seen))
+    if isinstance(obj, functools.partial):
+        return ("partial", token(obj.func, seen), token(obj.args, seen), token(obj.keywords, seen))
+    if isinstance(obj, types.ModuleType):
+        return ("module", obj.__name__)
+    if isinstance(obj, type):
+        return ("class", _qualname(obj))
+    if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType)) or type(obj).__name__ in (
+            "method_descriptor", "wrapper_descriptor", "ufunc", "method-wrapper"):
+        self_ = getattr(obj, "__self__", None)
+        owner = None if self_ is None or isinstance(self_, types.ModuleType) else token(self_, seen)
+        return ("builtin", _qualname(obj), owner)
+    if hasattr(obj, "get_params") and callable(obj.get_params) and not isinstance(obj, type):
+        try:
+            params = obj.get_params(deep=False)
+        except Exception:  # noqa: BLE001 - not a real estimator: fall through to its attributes
+            params = None
+        if params is not None:
+            return ("estimator", _qualname(type(obj)), token(params, seen))
+    state = _object_state(obj)
+    if state is not None:
+        return ("object", _qualname(type(obj)), token(state, seen))
+    return ("opaque", _qualname(type(obj)), joblib_hash(obj))
+
+
+def _is_data_container(obj: Any) -> bool:
+    mod = type(obj).__module__ or ""
+    return mod.startswith(("pandas.", "scipy.sparse", "polars.", "pyarrow."))
+
+
+def _object_state(obj: Any) -> dict | None:
+    if hasattr(obj, "__dict__"):
+        return dict(vars(obj))
+    slots = [s for cls in type(obj).__mro__ for s in getattr(cls, "__slots__", ())]
+    if slots:
+        return {s: getattr(obj, s) for s in slots if hasattr(obj, s)}
+    return None
+
+
+def _code_token(code: types.CodeType, seen: frozenset) -> tuple:
+    consts = tuple(_code_token(c, seen) if isinstance(c, types.CodeType) else token(c, seen) for c in code.co_consts)
+    return ("code", code.co_name, code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars,
+            code.co_cellvars, code.co_argcount, code.co_kwonlyargcount, code.co_flags)
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _global_names(c)
+    return names
+
+
+def _is_library(obj: Any) -> bool:
+    """Defined in the standard library, an installed package or certa: identified by name, not code."""
+    name = getattr(obj, "__module__", None) or ""
+    top = name.split(".")[0]
+    if top in sys.stdlib_module_names or top in ("certa", "builtins"):
+        return True
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None) or ""
+    return "site-packages" in path or "dist-packages" in path
+
+
+def _function_token(fn: types.FunctionType, seen: frozenset) -> tuple:
+    if _is_library(fn):
+        return ("library-function", _qualname(fn))
+    closure = ()
+    if fn.__closure__:
+        values = []
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                values.append((name, token(cell.cell_contents, seen)))
+            except ValueError:  # an empty cell
+                values.append((name, None))
+        closure = tuple(values)
+    globs = fn.__globals__
+    referenced = []
+    for name in sorted(_global_names(fn.__code__)):
+        if name in globs:
+            referenced.append((name, _global_token(globs[name], seen)))
+    return ("function", fn.__name__, _code_token(fn.__code__, seen), token(fn.__defaults__, seen),
+            token(fn.__kwdefaults__, seen), closure, tuple(referenced))
+
+
+def _global_token(value: Any, seen: frozenset) -> Any:
+    """A global a function reads: code and constants by value, mutable state (a cache, a counter) by type only."""
+    if isinstance(value, _PRIMITIVE) or isinstance(value, (np.generic, types.FunctionType, types.ModuleType,
+                                                           type, functools.partial)):
+        return token(value, seen)
+    if isinstance(value, (tuple, frozenset)) and all(isinstance(v, _PRIMITIVE) for v in value):
+        return token(value, seen)
+    return ("mutable-global", _qualname(type(value)))
+
+
+def stable_hash(obj: Any) -> str:
+    """A hex digest of :func:`token` of ``obj``: equal for equal content, in any process."""
+    return joblib_hash(token(obj))
