@@ -127,7 +127,7 @@ class RandomSplitPlan(Plan):
         if self.stratified and y is not None:
             classes, counts = np.unique(np.asarray(y), return_counts=True)
             if counts.min() < 2:
-                raise ValueError(f"y: the class {classes[np.argmin(counts)]!r} has only 1 member; stratified "
+                raise ValueError(f"y: the class {classes.tolist()[int(np.argmin(counts))]!r} has only 1 member; stratified "
                                  "random splits need at least 2 members per class")
             for part, size in (("test", n_test), ("training", n_train)):
                 if size < len(classes):
