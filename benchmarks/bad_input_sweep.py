@@ -303,25 +303,25 @@ CASES = [
       "run(TopTwoThompson(0.9, max_evals=6), ev, plan, random_state=0, store=p)\n"
       "class Evil:\n    def __reduce__(self):\n        return (open, (marker, 'w'))\n"
       "c = sqlite3.connect(p); c.execute('UPDATE evaluations SET payload=?', (pickle.dumps(Evil()),)); c.commit(); c.close()\n"
-      "try:\n    run(TopTwoThompson(0.9, max_evals=6), ev, plan, random_state=0, store=p)\nfinally:\n    assert not os.path.exists(marker), 'code ran'", ["pickle", "evil.sqlite"]),
+      "_N['n'] = 0\ntry:\n    run(TopTwoThompson(0.9, max_evals=6), ev, plan, random_state=0, store=p)\nfinally:\n    assert not os.path.exists(marker), 'code ran'", ["pickle", "evil.sqlite"]),
     C("R08", "certa.run", "store with rows but no meta",
       "p = os.path.join(TMP, 'nometa.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
       "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
-      "c = sqlite3.connect(p); c.execute('DELETE FROM meta'); c.commit(); c.close()\n"
+      "c = sqlite3.connect(p); c.execute('DELETE FROM meta'); c.commit(); c.close()\n_N['n'] = 0\n"
       "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)", ["fingerprint", "nometa.sqlite"]),
     C("R09", "certa.run", "store with corrupt JSON in a row",
       "p = os.path.join(TMP, 'badjson.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
       "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
-      "c = sqlite3.connect(p); c.execute(\"UPDATE evaluations SET details='{oops'\"); c.commit(); c.close()\n"
+      "c = sqlite3.connect(p); c.execute(\"UPDATE evaluations SET details='{oops'\"); c.commit(); c.close()\n_N['n'] = 0\n"
       "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)", ["badjson.sqlite", "malformed"]),
     C("R10", "certa.run", "old-format store (pickle payloads)",
       "p = os.path.join(TMP, 'old.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
       "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
-      "c = sqlite3.connect(p); c.execute(\"DELETE FROM meta WHERE key='format'\"); c.commit(); c.close()\n"
+      "c = sqlite3.connect(p); c.execute(\"DELETE FROM meta WHERE key='format'\"); c.commit(); c.close()\n_N['n'] = 0\n"
       "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)", ["pickle", "old.sqlite"]),
     C("R11", "certa.run", "edited evaluate function refuses the store",
       "p = os.path.join(TMP, 'code.sqlite')\n"
-      "run(TopTwoThompson(0.9, max_evals=6), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, random_state=0, store=p)\n"
+      "run(TopTwoThompson(0.9, max_evals=6), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, random_state=0, store=p)\n_N['n'] = 0\n"
       "run(TopTwoThompson(0.9, max_evals=6), FunctionEvaluator(lambda p, s: 2.0), {'x': [1, 2]}, random_state=0, store=p)", ["evaluation code"]),
     C("R12", "certa.run", "retries a string", "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, retries='2')", ["retries"]),
     C("R13", "certa.run", "store is an int", "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, store=3)", ["store"]),
@@ -464,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated case ids")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--tag", default="bad_input_sweep")
+    ap.add_argument("--doc", default=None, help="a markdown file whose BAD_INPUT_START/END block gets the tables")
     args = ap.parse_args(argv)
     cases = CASES if not args.only else [c for c in CASES if c.id in set(args.only.split(","))]
     t0 = time.perf_counter()
@@ -487,6 +488,15 @@ def main(argv: list[str] | None = None) -> int:
         md.append(f"| {r['id']} | {r['front']} | {r['what']} | {r['status']} | {r.get('n_evals', '-')} | {msg} |")
     with open(os.path.join(args.out, f"{args.tag}.md"), "w") as fh:
         fh.write("\n".join(md) + "\n")
+    if args.doc:
+        doc = Path(args.doc).read_text()
+        start, end = "<!-- BAD_INPUT_START -->", "<!-- BAD_INPUT_END -->"
+        if start in doc and end in doc:
+            head, rest = doc.split(start, 1)
+            tail = rest.split(end, 1)[1]
+            stamp = (f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `python benchmarks/bad_input_sweep.py "
+                     f"--timeout {args.timeout:g}` ({summary['seconds']:.0f} s, load {summary['load']:.1f}).")
+            Path(args.doc).write_text(head + start + "\n" + stamp + "\n\n" + "\n".join(md) + "\n" + end + tail)
     print("\n".join(md[:3]))
     for r in rows:
         if r["status"] in ("unclear", "refused-valid", "hang", "silent-wrong"):

@@ -163,7 +163,12 @@ def load(store: str | os.PathLike) -> Selection:
         reader.close()
     if "description" not in meta:
         raise ValueError(f"store {os.fspath(store)!r} holds no run yet (no description in its meta table)")
-    desc = json.loads(meta["description"])
+    try:
+        desc = json.loads(meta["description"])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"store {os.fspath(store)!r} is damaged: its run description is not valid JSON ({exc})") from None
+    if not isinstance(desc, dict):
+        raise ValueError(f"store {os.fspath(store)!r} is damaged: its run description is not a JSON object")
     names = list(desc.get("candidates", []))
     params = desc.get("params") or [{} for _ in names]
     candidates = [Candidate(i, str(n), dict(p)) for i, (n, p) in enumerate(zip(names, params))]

@@ -186,12 +186,23 @@ class ImportPathEvaluator(Evaluator):
     def __getstate__(self) -> dict[str, Any]:
         return {"spec": self.spec, "cwd": self.cwd, "_fn": None}
 
-    def evaluate(self, params: dict[str, Any], draw) -> Any:
+    def _function(self) -> Callable:
         if self._fn is None:
             if self.cwd not in sys.path:
                 sys.path.insert(0, self.cwd)
             self._fn = resolve_function(self.spec)
-        return self._fn(params, draw.seed)
+        return self._fn
+
+    def evaluate(self, params: dict[str, Any], draw) -> Any:
+        return self._function()(params, draw.seed)
+
+    def fingerprint_parts(self) -> dict[str, str]:
+        # the function's code, closures and the globals it reads, not only its import path (issue #11)
+        from .engine.fingerprint import stable_hash
+
+        return {"code": stable_hash((self.spec, self._function()))}
 
     def fingerprint(self) -> str:
-        return f"import:{self.spec}"
+        from joblib import hash as joblib_hash
+
+        return joblib_hash(sorted(self.fingerprint_parts().items()))

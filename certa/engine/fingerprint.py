@@ -38,6 +38,7 @@ import numpy as np
 from joblib import hash as joblib_hash
 
 _PRIMITIVE = (type(None), bool, int, float, complex, str, bytes)
+_MAX_DEPTH = 60
 
 
 def _qualname(obj: Any) -> str:
@@ -96,10 +97,15 @@ def token(obj: Any, _seen: frozenset = frozenset()) -> Any:
             params = None
         if params is not None:
             return ("estimator", _qualname(type(obj)), token(params, seen))
+    if len(seen) > _MAX_DEPTH:  # a deep object graph (e.g. a model held in a closure): its type only
+        return ("deep", _qualname(type(obj)))
     state = _object_state(obj)
     if state is not None:
         return ("object", _qualname(type(obj)), token(state, seen))
-    return ("opaque", _qualname(type(obj)), joblib_hash(obj))
+    try:
+        return ("opaque", _qualname(type(obj)), joblib_hash(obj))
+    except Exception:  # noqa: BLE001 - unpicklable (a lock, a handle): identified by its type
+        return ("unhashable", _qualname(type(obj)))
 
 
 def _is_data_container(obj: Any) -> bool:

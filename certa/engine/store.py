@@ -236,7 +236,9 @@ class SQLiteStore(Store):
 
     def bind(self, fingerprint: str, description: dict) -> None:
         meta = self._meta()
-        n_rows = self._conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+        if "fingerprint" not in meta:
+            n_rows = self._conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+            meta = self._meta()  # another process may have bound it meanwhile (meta is written before any row)
         if "fingerprint" not in meta:
             if n_rows or meta:
                 raise ValueError(f"store {self.path!r} has {n_rows} evaluation(s) but no run fingerprint, so "
