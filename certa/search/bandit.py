@@ -356,6 +356,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
         from ..engine.plans import RandomSplitPlan as _Plan
 
         _Plan(test_size, stratified=False).check(None, lengths.pop())
+    if isinstance(candidates, (Mapping, list, tuple)) and len(candidates) == 0:
+        raise ValueError("candidates is empty: give a dict {name: model} or a param grid with at least two settings")
     named = isinstance(candidates, Mapping) and not all(isinstance(v, (list, tuple)) for v in candidates.values())
     cands = named_candidates(candidates) if named else as_candidates(candidates)
     if len(cands) < 2:
