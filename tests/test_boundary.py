@@ -426,7 +426,7 @@ def test_bad_input_sweep_subset():
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as pool:
-        results = dict(zip(FAST_SWEEP, pool.map(lambda c: sweep.run_case(c, 120.0), cases)))
+        results = dict(zip(FAST_SWEEP, pool.map(lambda c: sweep.run_case(c, 120.0, "subprocess"), cases)))
     assert all(r["status"] in ("clear-before", "clear-later") for r in results.values()), results
     assert results["J38"]["status"] == "clear-later"  # every fit ran and failed: the error comes after
     assert all(results[k]["status"] == "clear-before" for k in FAST_SWEEP if k != "J38")
