@@ -107,7 +107,7 @@ class FitAndScoreEvaluator(Evaluator):
 
         return {"model": stable_hash((self.estimator, self.fit_params, self.score_params)),
                 "data": stable_hash((self.X, self.y)), "plan": stable_hash(self.plan.spec()),
-                "scoring": stable_hash(self.scoring_id),
+                "scoring": stable_hash(None if self.scoring_id is None else self.scorer),  # the scorer by content: functions by code, not source text
                 "settings": stable_hash((self.return_train_score, repr(self.error_score)))}
 
     def fingerprint(self) -> str:
@@ -298,6 +298,11 @@ class EngineSearchCV(BaseSearchCV):
         from ..stability import stability_report
         from ..strategies.grid import JKFoldGrid
         from ._common import check_estimator_arg, scoring_identity
+        from ..engine.validation import check_array_like
+
+        check_array_like(X, "X")  # a string or a scalar named as such, before scikit-learn's length checks
+        if y is not None:
+            check_array_like(y, "y")
 
         check_estimator_arg(self.estimator)
         _check_error_score(self.error_score)
