@@ -57,6 +57,8 @@ class JKFoldPlan(Plan):
         return _PARTITION_CACHE[key]
 
     def check(self, y: np.ndarray | None, n_samples: int) -> None:
+        if self.n_splits < 2:
+            raise ValueError(f"n_splits must be at least 2 for K-fold partitions, got {self.n_splits}")
         if self.n_splits > n_samples:
             raise ValueError(f"n_splits={self.n_splits} is larger than the number of samples ({n_samples})")
         if self.stratified and y is not None:

@@ -303,6 +303,9 @@ class EngineSearchCV(BaseSearchCV):
         check_array_like(X, "X")  # a string or a scalar named as such, before scikit-learn's length checks
         if y is not None:
             check_array_like(y, "y")
+            n_x, n_y = (v.shape[0] if hasattr(v, "shape") else len(v) for v in (X, y))
+            if n_x != n_y:
+                raise ValueError(f"X and y have different numbers of samples: {n_x} and {n_y}")
 
         check_estimator_arg(self.estimator)
         _check_error_score(self.error_score)
