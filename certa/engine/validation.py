@@ -51,18 +51,22 @@ def check_array_like(value: Any, name: str) -> None:
         raise ValueError(f"{name} must not be None")
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name}: expected an array-like of samples, got a {type(value).__name__}")
-    if isinstance(value, dict):
+    if isinstance(value, dict) and not hasattr(value, "shape"):  # (scipy's DOK matrix is a dict with a shape)
         raise TypeError(f"{name}: expected an array-like of samples, got a dict")
     if hasattr(value, "shape"):
         if len(value.shape) == 0:
             raise TypeError(f"{name}: expected an array-like of samples, got a 0-d array")
+        return
+    if hasattr(value, "__array__") or hasattr(value, "__dataframe__"):
         return
     if not hasattr(value, "__len__") or not hasattr(value, "__getitem__"):
         raise TypeError(f"{name}: expected an array-like of samples, got {type(value).__name__}")
 
 
 def _n(value: Any) -> int:
-    return int(value.shape[0]) if hasattr(value, "shape") else len(value)
+    from sklearn.utils.validation import _num_samples
+
+    return int(_num_samples(value))
 
 
 def _first_step(est: Any) -> Any:
@@ -90,8 +94,9 @@ _FLEXIBLE = ("ColumnTransformer", "FunctionTransformer", "FeatureUnion", "Transf
 def _plain_sklearn_tags(est: Any):
     """Input tags of the estimator that first sees X, when they can be trusted; else None."""
     first = _first_step(est)
-    if first is None or not (type(first).__module__ or "").startswith("sklearn."):
-        return None
+    module = type(first).__module__ or ""
+    if first is None or not module.startswith("sklearn.") or module.startswith("sklearn.utils"):
+        return None  # third-party estimators and scikit-learn's test mocks: their tags do not say enough
     if type(first).__name__ in _FLEXIBLE:
         return None
     from sklearn.utils import get_tags
@@ -243,7 +248,12 @@ def _check_X(X: Any, models: list, candidates: list, name: str = "X") -> None:
                              "2-D input (use X.reshape(-1, 1) for a single feature)")
         if numeric is None and ndim == 2 and not (t.string or t.categorical) and not hasattr(X, "dtypes"):
             arr = np.asarray(X)
+            if arr.dtype.kind not in "OUS":  # complex and other numeric kinds: the estimator says what it thinks
+                continue
             bad = next((v for v in arr.ravel().tolist() if not _is_number(v)), None)
+            if not isinstance(bad, (str, bytes)):  # as float() says it (scikit-learn's own check expects this)
+                raise TypeError(f"{name}: contains a {type(bad).__name__} ({bad!r:.40}); float() argument must be a "
+                                f"string or a real number, not '{type(bad).__name__}', and {first} takes numbers")
             raise ValueError(f"{name}: contains non-numeric values (e.g. {bad!r}), which {first} does not accept "
                              "(it takes numbers)")
         if numeric is not None and not t.allow_nan:

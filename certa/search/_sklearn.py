@@ -303,7 +303,9 @@ class EngineSearchCV(BaseSearchCV):
         check_array_like(X, "X")  # a string or a scalar named as such, before scikit-learn's length checks
         if y is not None:
             check_array_like(y, "y")
-            n_x, n_y = (v.shape[0] if hasattr(v, "shape") else len(v) for v in (X, y))
+            from sklearn.utils.validation import _num_samples as _n
+
+            n_x, n_y = _n(X), _n(y)
             if n_x != n_y:
                 raise ValueError(f"X and y have different numbers of samples: {n_x} and {n_y}")
 
