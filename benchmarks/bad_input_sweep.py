@@ -148,7 +148,7 @@ CASES = [
     C("J13", "JKFoldSearchCV", "NaN in y (regressor)", "t = X[:, 0].copy(); t[3] = np.nan; J(Ridge(), {'alpha': [1.0, 2.0]}).fit(X, t)", ["y contains NaN"]),
     OK("J14", "JKFoldSearchCV", "a class with one member (warns as GridSearchCV)", "t = y.copy(); t[0] = 7\nwith warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n    s = J().fit(X, t)\nassert any('least populated' in str(x.message) for x in w) and np.isfinite(s.best_score_)"),
     C("J15", "JKFoldSearchCV", "invalid grid key", "J(grid={'not_a_param': [1, 2]}).fit(X, y)", ["param_grid", "not_a_param"]),
-    C("J16", "JKFoldSearchCV", "invalid grid value C=-1", "J(grid={'C': [-1.0, 1.0]}).fit(X, y)", ["param_grid"]),
+    C("J16", "BanditSearchCV", "invalid grid value C=-1 (JKFoldSearchCV leaves it to the fits, as GridSearchCV)", "B(grid={'C': [-1.0, 1.0]}).fit(X, y)", ["param_grid"]),
     C("J17", "JKFoldSearchCV", "grid value not a list", "J(grid={'C': 1.0}).fit(X, y)", ["param_grid", "parameter grid"]),
     OK("J18", "JKFoldSearchCV", "empty grid: the default setting only (as GridSearchCV)", "s = J(grid={}).fit(X, y); assert s.best_params_ == {}"),
     C("J19", "JKFoldSearchCV", "grid with an empty list", "J(grid={'C': []}).fit(X, y)", ["param_grid", "parameter grid"]),

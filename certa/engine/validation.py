@@ -133,8 +133,8 @@ def _configured(estimator: Any, candidate: Any) -> Any:
             raise TypeError(f"candidate {candidate.name!r}: expected an estimator with a fit method, "
                             f"got {type(model).__name__}")
         return model
-    try:
-        return clone(estimator).set_params(**params)
+    try:  # values cloned as scikit-learn's _fit_and_score does: the grid's objects are never changed
+        return clone(estimator).set_params(**{k: clone(v, safe=False) for k, v in params.items()})
     except ValueError as exc:
         valid = sorted(estimator.get_params(deep=True)) if hasattr(estimator, "get_params") else []
         bad = [k for k in params if k not in valid]
@@ -156,7 +156,7 @@ def _validate_params(est: Any, candidate: Any) -> None:
 
 
 def check_estimator_inputs(estimator: Any, candidates: list, X: Any, y: Any, scoring: Any = None, *,
-                           x_name: str = "X", need_y: bool = True) -> None:
+                           x_name: str = "X", need_y: bool = True, validate_params: bool = True) -> None:
     """Refuse, before any evaluation, what would make every evaluation fail (see the module docstring).
 
     ``estimator`` is ``None`` for named candidates (``params["model"]`` is the estimator).
@@ -172,8 +172,9 @@ def check_estimator_inputs(estimator: Any, candidates: list, X: Any, y: Any, sco
         if _n(X) != _n(y):
             raise ValueError(f"X and y have different numbers of samples: {_n(X)} and {_n(y)}")
     models = [_configured(estimator, c) for c in candidates]
-    for m, c in zip(models, candidates):
-        _validate_params(m, c)
+    if validate_params:
+        for m, c in zip(models, candidates):
+            _validate_params(m, c)
     supervised = [m for m in models if is_classifier(_last_step(m)) or is_regressor(_last_step(m))
                   or is_classifier(m) or is_regressor(m)]
     classifiers = [m for m in models if is_classifier(m)]
@@ -189,8 +190,6 @@ def _check_y(y: Any, models: list, classifiers: list, type_of_target) -> None:
     y_arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y) if not hasattr(y, "tocsr") else None
     if y_arr is None:
         return
-    if y_arr.ndim > 2:
-        raise ValueError(f"y: expected a 1-D array of targets (or 2-D for multi-output), got shape {y_arr.shape}")
     numeric = _as_numeric(y_arr)
     if numeric is not None:
         if np.isnan(numeric).any():

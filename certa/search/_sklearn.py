@@ -119,7 +119,9 @@ class FitAndScoreEvaluator(Evaluator):
         # grid keys, parameter values and data, before any fit (multi-metric scoring is fine here)
         from ..engine.validation import check_estimator_inputs
 
-        check_estimator_inputs(self.estimator, candidates, self.X, self.y)
+        # parameter values the estimator's constraints refuse are left to the fits, as GridSearchCV does
+        # (error_score, FitFailedWarning): JKFoldSearchCV keeps scikit-learn's behaviour there
+        check_estimator_inputs(self.estimator, candidates, self.X, self.y, validate_params=False)
 
 
 def _as_float(value: Any) -> Any:
