@@ -22,12 +22,16 @@ import time
 from typing import Any
 
 import numpy as np
+from _common import RESULTS, loadavg, machine_info
 from scipy import stats
 
-from _common import RESULTS, loadavg, machine_info
-
-from certa.simulate_batch import (AccuracySampler, GaussianSampler, ReplaySampler, StudentTSampler,
-                                  simulate_top_two_batch)
+from certa.simulate_batch import (
+    AccuracySampler,
+    GaussianSampler,
+    ReplaySampler,
+    StudentTSampler,
+    simulate_top_two_batch,
+)
 from certa.strategies._lower_bound import bernoulli_kl, characteristic_time
 
 DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"
@@ -127,7 +131,7 @@ def section_tdsa(runs: int, seed: int, n_jobs: int) -> dict[str, Any]:
             t0 = time.time()
             rep = simulate(TopTwoThompson(0.95, beta, stopping=stopping), table=table, n_runs=runs,
                            random_state=seed, n_jobs=n_jobs)
-            d = rep.to_dict()
+            rep.to_dict()
             ev = rep.evaluations
             row = {"beta": beta, "stopping": stopping, "mean": float(ev.mean()),
                    "se": float(ev.std(ddof=1) / math.sqrt(ev.size)), "p_correct": rep.p_correct,
@@ -257,7 +261,8 @@ def main() -> None:
         print(report())
         return
     if a.section == "from-log":
-        rows = [json.loads(line) for line in open(a.log) if line.startswith("{")]
+        with open(a.log) as fh:
+            rows = [json.loads(line) for line in fh if line.startswith("{")]
         out = {"delta": a.delta, "runs": a.runs, "beta": beta, "seed": a.seed, "rows": rows,
                "partial": "rows printed before the section was stopped (machine shared by 5 jobs)"}
         (RESULTS / f"calibration_families_{a.delta}.json").write_text(json.dumps(out, indent=1, default=float))

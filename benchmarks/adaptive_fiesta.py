@@ -29,21 +29,25 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
 from typing import Any
 
 import numpy as np
-
-from _common import RESULTS, machine_info  # noqa: E402
+from _common import RESULTS, machine_info
 
 from certa.engine.evaluators import FunctionEvaluator
 from certa.search.bandit import bandit_select
 from certa.simulate import ReplayScores, run_direct, simulate
 from certa.strategies._lower_bound import lower_bound
 from certa.strategies.halving import EqualAllocation, SequentialHalving
-from certa.strategies.thompson import BatchThompson, TopTwoThompson, UniformUntilConfident
+from certa.strategies.thompson import (
+    BatchThompson,
+    TopTwoThompson,
+    UniformUntilConfident,
+)
 
 DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"
 MODELS8 = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]
@@ -58,6 +62,11 @@ FAMILIES = {  # sd 1 for every candidate; gaps in SD units
 }
 
 
+def _replay_draw(scores: np.ndarray, train: Any, test: Any) -> float:
+    """FIESTA's model function: one of the candidate's observed scores, drawn with the global RNG."""
+    return float(scores[np.random.randint(scores.size)])
+
+
 def load_table(models: list[str] | None = None) -> dict[str, list[float]]:
     with open(DATA) as fh:
         t = json.load(fh)
@@ -66,7 +75,7 @@ def load_table(models: list[str] | None = None) -> dict[str, list[float]]:
 
 def import_fiesta():
     try:
-        from fiesta import fiesta as F  # noqa: F401
+        from fiesta import fiesta as F
     except ImportError:
         sys.path.insert(0, "/tmp/fiesta")
         from fiesta import fiesta as F
@@ -135,7 +144,7 @@ def _fiesta_fb(F, arrays, fn: str, budget: int, runs: int, seed: int) -> dict[st
     correct, spent = [], []
     for r in range(runs):
         np.random.seed(seed + r)
-        models = [(lambda a: (lambda train, test: float(a[np.random.randint(a.size)])))(a) for a in arrays]
+        models = [functools.partial(_replay_draw, a) for a in arrays]
         if fn == "sequential_halving":
             best, props, evals = F.sequential_halving([None], models, lambda d: (None, None), budget)
         else:
@@ -239,7 +248,7 @@ def section_overhead(seed: int) -> dict[str, Any]:
     n = int(res["evaluations"].sum())
     certa_per_eval = acc["t"] / n
     # fiesta-nlp: its belief_calc + the TTTS choice, at the state certa's run ended in (same problem)
-    F = import_fiesta()
+    import_fiesta()
     from fiesta.util import belief_calc
     stats = strat._stats
     np.random.seed(seed)

@@ -29,8 +29,7 @@ import sys
 import time
 
 import numpy as np
-
-from _common import RESULTS, machine_info  # noqa: E402
+from _common import RESULTS, machine_info
 
 DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"
 MODELS8 = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]

@@ -28,8 +28,7 @@ import json
 import time
 
 import numpy as np
-
-from _common import RESULTS, machine_info  # noqa: E402
+from _common import RESULTS, machine_info
 
 from certa.simulate import simulate
 from certa.strategies import TopTwoThompson

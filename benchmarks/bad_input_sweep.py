@@ -119,15 +119,15 @@ class Case:
     files: dict = field(default_factory=dict)
 
 
-def C(id, front, what, code, names=(), **kw):  # noqa: A002
+def C(id, front, what, code, names=(), **kw):
     return Case(id, front, what, code, names=tuple(names), **kw)
 
 
-def OK(id, front, what, code):  # noqa: A002
+def OK(id, front, what, code):
     return Case(id, front, what, code, expect="accept")
 
 
-def CLI(id, what, argv, names, files=None):  # noqa: A002
+def CLI(id, what, argv, names, files=None):
     return Case(id, "cli", what, cli=argv, names=tuple(names), files=files or {})
 
 
@@ -583,8 +583,8 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"{args.tag}.json"), "w") as fh:
         json.dump({"summary": summary, "cases": rows}, fh, indent=1)
-    md = [f"| tried | clear error before any evaluation | clear error later | accepted (valid edge case) | "
-          f"unclear error | valid input refused | hang | silent wrong |",
+    md = ["| tried | clear error before any evaluation | clear error later | accepted (valid edge case) | "
+          "unclear error | valid input refused | hang | silent wrong |",
           "|---|---|---|---|---|---|---|---|",
           f"| {summary['tried']} | {counts['clear-before']} | {counts['clear-later']} | {counts['accepted']} | "
           f"{counts['unclear']} | {counts['refused-valid']} | {counts['hang']} | {counts['silent-wrong']} |", "",

@@ -49,17 +49,16 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fmt_load, machine_info, md_table, write_results  # noqa: E402
+from _common import fmt_load, machine_info, md_table, write_results
+from joblib import Parallel, delayed
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.model_selection import train_test_split
+from sklearn.naive_bayes import MultinomialNB
+from sklearn.preprocessing import LabelEncoder
+from sklearn.svm import LinearSVC
 
-from joblib import Parallel, delayed  # noqa: E402
-from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
-from sklearn.model_selection import train_test_split  # noqa: E402
-from sklearn.naive_bayes import MultinomialNB  # noqa: E402
-from sklearn.preprocessing import LabelEncoder  # noqa: E402
-from sklearn.svm import LinearSVC  # noqa: E402
-
-import certa  # noqa: E402
-from certa.datasets import load_debian_small  # noqa: E402
+import certa
+from certa.datasets import load_debian_small
 
 NAME = "coling_stability"
 CONFIGS: list[tuple[int, int]] = [(1, 10), (2, 5), (2, 10), (4, 5), (1, 20)]

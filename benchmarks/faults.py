@@ -33,10 +33,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._common import fmt_load, loadavg, machine_info, md_table, write_results  # noqa: E402
-
-from certa import FunctionEvaluator, JKFoldGrid, run  # noqa: E402
-from certa.engine import SQLiteStore  # noqa: E402
+from benchmarks._common import fmt_load, loadavg, machine_info, md_table, write_results
+from certa import FunctionEvaluator, JKFoldGrid, run
+from certa.engine import SQLiteStore
 
 HERE = Path(__file__).resolve()
 GRID = {"x": [0.0, 0.1, 0.2, 0.3]}

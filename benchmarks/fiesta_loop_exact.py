@@ -20,8 +20,7 @@ import argparse
 import json
 
 import numpy as np
-
-from _common import RESULTS, machine_info  # noqa: E402
+from _common import RESULTS, machine_info
 
 from certa.simulate import simulate
 from certa.strategies import TopTwoThompson

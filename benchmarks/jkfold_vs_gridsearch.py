@@ -49,17 +49,16 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fmt_load, machine_info, md_table, median, timed, write_results  # noqa: E402
+from _common import fmt_load, machine_info, md_table, median, timed, write_results
+from joblib import Memory
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.model_selection import GridSearchCV, RepeatedStratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
 
-from joblib import Memory  # noqa: E402
-from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
-from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
-from sklearn.model_selection import GridSearchCV, RepeatedStratifiedKFold  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.svm import LinearSVC  # noqa: E402
-
-import certa  # noqa: E402
-from certa.datasets import load_debian_small  # noqa: E402
+import certa
+from certa.datasets import load_debian_small
 
 TOL = 1e-12
 NAME = "jkfold_vs_gridsearch"
@@ -285,7 +284,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     payload = {
         "benchmark": NAME,
         "task": {"dataset": "certa.datasets.load_debian_small", "n_samples": len(X),
-                 "n_classes": int(len(set(y))), "pipeline": "TfidfVectorizer() -> LinearSVC(random_state=0)",
+                 "n_classes": len(set(y)), "pipeline": "TfidfVectorizer() -> LinearSVC(random_state=0)",
                  "grid": grid, "n_candidates": n_cand, "J": args.J, "K": args.K, "seed": args.seed,
                  "fits_per_search": n_cand * args.J * args.K, "scoring": "accuracy", "refit": False},
         "protocol": {"rounds": repeats, "jobs": args.jobs, "rows": rows, "warm_up": True,

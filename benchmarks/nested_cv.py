@@ -20,8 +20,7 @@ import sys
 import time
 
 import numpy as np
-
-from _common import md_table, write_results  # noqa: E402
+from _common import md_table, write_results
 
 from certa import JKFoldSearchCV, cross_validate_selection
 from certa.datasets import load_debian_small

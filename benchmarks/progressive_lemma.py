@@ -58,18 +58,26 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sklearn.experimental import enable_halving_search_cv  # noqa: E402,F401
-from sklearn.model_selection import HalvingGridSearchCV  # noqa: E402
+from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+from sklearn.model_selection import HalvingGridSearchCV
 
-from certa.datasets import load_nl_lemma  # noqa: E402
-from certa.datasets import _nl_features  # noqa: E402
-from certa.engine import EstimatorEvaluator, run  # noqa: E402
-from certa.engine.candidates import candidates_from_grid  # noqa: E402
-from certa.learners import (knn_default_params, knn_grid, knn_pipeline, tree_default_params, tree_grid,  # noqa: E402
-                            tree_pipeline)
-from certa.search._common import rank_scores  # noqa: E402
-from certa.search.progressive import ProgressiveSearchCV  # noqa: E402
-from certa.strategies.progressive import ProgressiveSampling, SubsetPlan  # noqa: E402
+from certa.datasets import (
+    _nl_features,
+    load_nl_lemma,
+)
+from certa.engine import EstimatorEvaluator, run
+from certa.engine.candidates import candidates_from_grid
+from certa.learners import (
+    knn_default_params,
+    knn_grid,
+    knn_pipeline,
+    tree_default_params,
+    tree_grid,
+    tree_pipeline,
+)
+from certa.search._common import rank_scores
+from certa.search.progressive import ProgressiveSearchCV
+from certa.strategies.progressive import ProgressiveSampling, SubsetPlan
 
 LEARNERS = {"knn": (knn_pipeline, knn_grid, knn_default_params),
             "tree": (tree_pipeline, tree_grid, tree_default_params)}
@@ -140,7 +148,7 @@ def exhaustive(est, grid, X, y, seed, n_jobs, cache_transformers):
     return {"settings": [c.name for c in cands], "grid": _grid_token(cands), "scores": scores.tolist(),
             "wall_s": wall, "eval_s": float(sel.evaluations["duration"].sum()), "n_jobs": n_jobs,
             "load_average_start": load0, "load_average_end": list(os.getloadavg()),
-            "n_eval": int(len(test)), "correct": [_pack(c) for c in correct],
+            "n_eval": len(test), "correct": [_pack(c) for c in correct],
             "recorded_at": time.strftime("%Y-%m-%d %H:%M:%S %z")}
 
 
@@ -269,7 +277,7 @@ def one_learner(name, draw, args, X, y):
                "top5_exhaustive_ranks": [int(ex_rank[c]) for c in top5],
                "top5": [cands[c].name for c in top5],
                "rounds": search.round_summary_.to_dict(orient="records"),
-               "n_evaluations": int(len(search.selection_.evaluations))}
+               "n_evaluations": len(search.selection_.evaluations)}
         vs = getattr(search, "vs_baseline_", None)
         if vs is not None:
             row["vs_baseline"] = {k: (cands[find_index(cands, v)].name if isinstance(v, dict) else

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import machine_info, md_table, write_results  # noqa: E402
-from certa.quantification import (  # noqa: E402
+from benchmarks._common import machine_info, md_table, write_results
+from certa.quantification import (
     accuracy_bound,
     classify_and_count,
     macro_f1_bound,

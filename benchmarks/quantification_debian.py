@@ -58,31 +58,31 @@ from pathlib import Path
 
 os.environ.setdefault("PYTHONWARNINGS", "ignore")  # ConvergenceWarning spam from the workers
 
-import numpy as np  # noqa: E402
-from joblib import Parallel, delayed  # noqa: E402
-from scipy.special import expit  # noqa: E402
-from sklearn.base import clone  # noqa: E402
-from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.metrics import accuracy_score, f1_score  # noqa: E402
-from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split  # noqa: E402
-from sklearn.multiclass import OneVsRestClassifier  # noqa: E402
-from sklearn.svm import LinearSVC  # noqa: E402
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.special import expit
+from sklearn.base import clone
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.svm import LinearSVC
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import _jsonable, loadavg, machine_info, timed  # noqa: E402
-from certa.datasets import load_debian_sections  # noqa: E402
-from certa.quantification import (  # noqa: E402
+from benchmarks._common import _jsonable, loadavg, machine_info, timed
+from certa.datasets import load_debian_sections
+from certa.quantification import (
     bound_from_quantification,
     classify_and_count,
     predictions_from_decision,
     quantify_classifier,
 )
-from certa.search.quantification import QuantificationBoundSearch  # noqa: E402
-from certa.strategies.one_shot import choose_one_shot  # noqa: E402
+from certa.search.quantification import QuantificationBoundSearch
+from certa.strategies.one_shot import choose_one_shot
 
 warnings.filterwarnings("ignore")
 LAMBDAS = [1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]  # Algorithm 1, step 1
@@ -232,7 +232,7 @@ def run_learner(name, est, key, data, n_splits_holdout, timing_repeats: int, sav
 
     per = []
     for i, lam in enumerate(LAMBDAS):
-        b = lambda s, qn, bt, m: bnd[(i, s, qn, bt, m)]  # noqa: E731
+        b = lambda s, qn, bt, m: bnd[(i, s, qn, bt, m)]
         pcc = b("un", "pcc", "theorem1", "accuracy")
         per.append({
             "lambda": lam, "test_accuracy": table[i][0], "test_macro_f1": table[i][1],

@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from certa import stats  # noqa: E402
+from certa import stats
 
 ALPHA = 0.05
 

@@ -259,7 +259,6 @@ def _run_compare(args) -> None:
         names = (args.predictions[0], args.predictions[1])
         scores = (float(np.mean(a == y)), float(np.mean(b == y)))  # accuracies
     elif args.scores:
-        import pandas as pd
 
         if not args.columns or len(args.columns.split(",")) != 2:
             raise ValueError("--scores needs --columns A,B naming two score columns")

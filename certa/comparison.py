@@ -9,7 +9,13 @@ import pandas as pd
 from scipy import stats as sps
 
 from .engine.selection import Selection
-from .stats import corrected_repeated_kfold_ttest, holm, mcnemar_table, paired_permutation_test, paired_ttest
+from .stats import (
+    corrected_repeated_kfold_ttest,
+    holm,
+    mcnemar_table,
+    paired_permutation_test,
+    paired_ttest,
+)
 
 COLUMNS = ["candidate", "name", "design", "n_pairs", "mean_best", "mean_other", "mean_difference", "ci_low",
            "ci_high", "test", "statistic", "pvalue", "pvalue_holm"]

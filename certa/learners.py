@@ -43,8 +43,19 @@ from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["ExponentialDecay", "InverseLinear", "SymbolicEncoder", "WEIGHTINGS", "feature_weights",
-           "knn_default_params", "knn_grid", "knn_pipeline", "tree_default_params", "tree_grid", "tree_pipeline"]
+__all__ = [
+    "WEIGHTINGS",
+    "ExponentialDecay",
+    "InverseLinear",
+    "SymbolicEncoder",
+    "feature_weights",
+    "knn_default_params",
+    "knn_grid",
+    "knn_pipeline",
+    "tree_default_params",
+    "tree_grid",
+    "tree_pipeline",
+]
 
 WEIGHTINGS = ("none", "gr", "ig", "chi2", "sv")
 
@@ -141,7 +152,7 @@ class SymbolicEncoder(TransformerMixin, BaseEstimator):
         self.encoding = encoding
         self.weighting = weighting
 
-    def fit(self, X: Any, y: Any = None) -> "SymbolicEncoder":
+    def fit(self, X: Any, y: Any = None) -> SymbolicEncoder:
         if self.encoding not in ("onehot", "ordinal"):
             raise ValueError(f"encoding must be 'onehot' or 'ordinal', got {self.encoding!r}")
         if self.weighting not in WEIGHTINGS:

@@ -16,11 +16,15 @@ from sklearn.utils import _safe_indexing
 
 from .engine.candidates import candidates_from_grid, named_candidates
 from .engine.draws import Draw
-from .engine.fingerprint import stable_hash
-from .engine.validation import check_array_like, check_estimator_inputs, check_scoring_arg
 from .engine.evaluators import Evaluator, _n_samples
+from .engine.fingerprint import stable_hash
 from .engine.plans import JKFoldPlan
 from .engine.runner import resolve_seed, run
+from .engine.validation import (
+    check_array_like,
+    check_estimator_inputs,
+    check_scoring_arg,
+)
 from .search._common import wants_stratified
 from .strategies.grid import JKFoldGrid
 
@@ -64,7 +68,7 @@ class _SelectionEvaluator(Evaluator):
         return {"score": float(score), "inner_best_score": float(inner.best_score_),
                 "outer_score_at_inner_size": same_size,
                 "chosen": json.dumps(_plain(inner.best_params_), sort_keys=True),
-                "n_train": int(len(train)), "n_test": int(len(test))}
+                "n_train": len(train), "n_test": len(test)}
 
     @staticmethod
     def _score_at_inner_size(inner, X_tr, y_tr, X_te, y_te, scorer, seed) -> float | None:
@@ -161,8 +165,8 @@ class NestedCVResult:
 
     def __str__(self) -> str:
         lines = [f"Nested CV over {len(self.outer_scores)} outer folds: {self.mean:.4f} (SD {self.std:.4f})",
-                 f"mean inner best score {np.mean(self.inner_best_scores):.4f}: optimism {self.optimism:+.4f} "
-                 f"(selection bias at equal training size {self.selection_bias:+.4f})",
+                 (f"mean inner best score {np.mean(self.inner_best_scores):.4f}: optimism {self.optimism:+.4f} "
+                  f"(selection bias at equal training size {self.selection_bias:+.4f})"),
                  f"{self.n_distinct_choices} distinct choice(s) across outer folds:"]
         for choice, count in self.choice_counts.most_common():
             lines.append(f"  {count} x {choice}")

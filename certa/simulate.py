@@ -4,12 +4,12 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
-
-from collections import deque
 
 from .engine.draws import derive_seed
 from .engine.evaluators import FunctionEvaluator, execute

@@ -22,17 +22,24 @@ scores: the accuracy on a test set of ``n_test`` items) and :class:`ReplaySample
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from .strategies import _glr
-from .strategies._belief import DEFAULT_SD_FLOOR_FRACTION, _ZERO_SD_RTOL
+from .strategies._belief import _ZERO_SD_RTOL, DEFAULT_SD_FLOOR_FRACTION
 from .strategies._validation import check_beta, check_confidence, check_int
 
-__all__ = ["GaussianSampler", "StudentTSampler", "AccuracySampler", "ReplaySampler", "BatchReport",
-           "simulate_top_two_batch"]
+__all__ = [
+    "AccuracySampler",
+    "BatchReport",
+    "GaussianSampler",
+    "ReplaySampler",
+    "StudentTSampler",
+    "simulate_top_two_batch",
+]
 
 
 class GaussianSampler:

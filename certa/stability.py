@@ -53,7 +53,7 @@ class StabilityReport:
         return float(np.mean([c == self.best for c in self.partition_choices]))
 
     def to_dict(self) -> dict[str, Any]:
-        name = lambda i: self.candidates[i].name  # noqa: E731
+        name = lambda i: self.candidates[i].name
         return {
             "best": name(self.best), "best_tied_with": [name(i) for i in self.best_tied if i != self.best],
             "partition_choices": [name(i) for i in self.partition_choices],
@@ -121,7 +121,7 @@ def stability_report(scores: np.ndarray, candidates: list[Candidate], *, n_resam
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 3:
         raise ValueError(f"scores must have shape (n_candidates, J, K), got {scores.shape}")
-    C, J, K = scores.shape
+    C, J, _K = scores.shape
     if len(candidates) != C:
         raise ValueError(f"candidates has {len(candidates)} entries but scores has {C} candidates")
     overall = np.average(scores.reshape(C, -1), axis=1)

@@ -168,7 +168,7 @@ def sections_sample_size(n: int) -> int:
 
 def build_debian_sections(rows, rng: np.random.Generator):
     out = []
-    for section, group in by_section(rows).items():  # sections in alphabetical order
+    for group in by_section(rows).values():  # sections in alphabetical order
         if len(group) < SECTIONS_MIN_SIZE:
             continue
         order = random_order(rng, len(group))[: sections_sample_size(len(group))]

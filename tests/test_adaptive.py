@@ -7,8 +7,18 @@ from sklearn.datasets import load_iris
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 
-from certa import (BanditSearchCV, BatchThompson, EqualAllocation, FunctionEvaluator, SequentialHalving,
-                   TopTwoThompson, UniformUntilConfident, bandit_select, run, simulate)
+from certa import (
+    BanditSearchCV,
+    BatchThompson,
+    EqualAllocation,
+    FunctionEvaluator,
+    SequentialHalving,
+    TopTwoThompson,
+    UniformUntilConfident,
+    bandit_select,
+    run,
+    simulate,
+)
 from certa.search.bandit import belief_frame, plot_belief
 from certa.simulate import GaussianScores
 

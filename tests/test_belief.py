@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import integrate, stats
@@ -38,7 +40,7 @@ def quad_p_best(loc, scale, df):
     splits = np.unique(np.concatenate([loc + scale * c for c in (-3.0, 0.0, 3.0)]))
     edges = np.concatenate([[-np.inf], splits, [np.inf]])
     return sum(integrate.quad_vec(g, lo, hi, epsabs=1e-11, epsrel=1e-10, limit=2000)[0]
-               for lo, hi in zip(edges[:-1], edges[1:]))
+               for lo, hi in itertools.pairwise(edges))
 
 
 def random_config(rng, k):

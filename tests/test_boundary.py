@@ -24,11 +24,21 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 import certa.engine.runner as runner_mod
-from certa import (BanditSearchCV, FunctionEvaluator, JKFoldGrid, JKFoldSearchCV, ProgressiveSearchCV,
-                   QuantificationBoundSearch, SQLiteStore, TopTwoThompson, bandit_select, cross_validate_selection,
-                   run, simulate)
+from certa import (
+    BanditSearchCV,
+    FunctionEvaluator,
+    JKFoldGrid,
+    JKFoldSearchCV,
+    ProgressiveSearchCV,
+    QuantificationBoundSearch,
+    SQLiteStore,
+    TopTwoThompson,
+    bandit_select,
+    cross_validate_selection,
+    run,
+    simulate,
+)
 from certa.cli import main as cli_main
-from certa.engine.draws import Draw, Outcome
 from certa.engine.fingerprint import stable_hash
 from certa.engine.payload import decode_payload, encode_payload, normalize_payload
 
@@ -184,7 +194,7 @@ def test_store_without_meta_rows_is_not_adopted(tmp_path):
 # ------------------------------------------------------------------ fingerprints
 def test_resume_with_a_scoring_function_is_accepted(tmp_path, n_evals):
     path = tmp_path / "s.sqlite"
-    scorer = lambda est, A, b: accuracy_score(b, est.predict(A))  # noqa: E731
+    scorer = lambda est, A, b: accuracy_score(b, est.predict(A))
     first = _jk(scoring=scorer, store=path).fit(X, Y)
     n_evals["n"] = 0
     again = _jk(scoring=lambda est, A, b: accuracy_score(b, est.predict(A)), store=path).fit(X, Y)

@@ -9,8 +9,15 @@ from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from certa import (BanditSearchCV, FunctionEvaluator, JKFoldGrid, JKFoldSearchCV, comparison_table,
-                   cross_validate_selection, run)
+from certa import (
+    BanditSearchCV,
+    FunctionEvaluator,
+    JKFoldGrid,
+    JKFoldSearchCV,
+    comparison_table,
+    cross_validate_selection,
+    run,
+)
 from certa.cli import main
 from certa.datasets import load_debian_small
 from certa.demo import demo_estimator
@@ -74,7 +81,6 @@ def test_nested_cv_outer_scores_are_the_refitted_choices_on_real_text():
     assert len(res.outer_scores) == 3 and len(res.chosen) == 3
     assert all(set(c) == {"linearsvc__C"} for c in res.chosen)
     # each outer score equals refitting that fold's choice on the outer training part
-    from sklearn.model_selection import StratifiedKFold
     from sklearn.base import clone
     folds = list(__import__("sklearn.model_selection", fromlist=["RepeatedStratifiedKFold"]).RepeatedStratifiedKFold(
         n_splits=3, n_repeats=1, random_state=1).split(np.zeros(len(y)), y))

@@ -5,13 +5,17 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize
 
 from certa.engine.evaluators import FunctionEvaluator
 from certa.search.bandit import bandit_select, make_strategy
 from certa.simulate import GaussianScores, run_direct, simulate
-from certa.simulate_batch import (AccuracySampler, GaussianSampler, ReplaySampler, StudentTSampler,
-                                  simulate_top_two_batch)
+from certa.simulate_batch import (
+    AccuracySampler,
+    GaussianSampler,
+    ReplaySampler,
+    StudentTSampler,
+    simulate_top_two_batch,
+)
 from certa.strategies import BatchThompson, TopTwoThompson, UniformUntilConfident
 from certa.strategies._glr import glr_delta_reached, glr_pairwise_from_stats
 from certa.strategies._lower_bound import characteristic_time

@@ -12,11 +12,22 @@ from certa.engine.evaluators import FunctionEvaluator
 from certa.engine.runner import run
 from certa.simulate import GaussianScores, run_direct, simulate
 from certa.strategies._belief import p_best, posterior, thompson_sample, top_two_sample
-from certa.strategies._fast import (SKIP_MARGIN, RunningStats, glr_should_stop_fast, p_best_upper_bound,
-                                    posterior_from_stats, thompson_sample_fast, top_two_sample_fast)
+from certa.strategies._fast import (
+    SKIP_MARGIN,
+    RunningStats,
+    glr_should_stop_fast,
+    p_best_upper_bound,
+    posterior_from_stats,
+    thompson_sample_fast,
+    top_two_sample_fast,
+)
 from certa.strategies._glr import glr_should_stop_from_stats
 from certa.strategies.halving import SequentialHalving
-from certa.strategies.thompson import BatchThompson, TopTwoThompson, UniformUntilConfident
+from certa.strategies.thompson import (
+    BatchThompson,
+    TopTwoThompson,
+    UniformUntilConfident,
+)
 
 
 def _stats_of(lists, transform=None):

@@ -1,7 +1,6 @@
 """Faults a real run meets (issue 11): failing candidates, dying workers, hard timeouts,
 several processes on one store, a killed main process."""
 import json
-import math
 import os
 import signal
 import sqlite3
@@ -19,8 +18,13 @@ from certa.engine.evaluators import execute
 from certa.engine.runner import AllEvaluationsFailedError
 from certa.engine.store import Owner
 from certa.search.bandit import bandit_select, make_strategy
-from certa.strategies import (BatchThompson, EqualAllocation, SequentialHalving, TopTwoThompson,
-                              UniformUntilConfident)
+from certa.strategies import (
+    BatchThompson,
+    EqualAllocation,
+    SequentialHalving,
+    TopTwoThompson,
+    UniformUntilConfident,
+)
 from certa.strategies.progressive import ProgressiveSampling
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
+from certa.strategies._fast import glr_min_statistic_fast, glr_should_stop_fast
 from certa.strategies._glr import (
     PRIOR_PRECISION,
     glr_confidence,
@@ -21,7 +22,6 @@ from certa.strategies._glr import (
     log_e_process,
     pair_statistic,
 )
-from certa.strategies._fast import glr_min_statistic_fast, glr_should_stop_fast
 from certa.strategies._lower_bound import lower_bound
 
 
@@ -110,7 +110,7 @@ def pair_by_grid(ni, mi, vi, nj, mj, vj, eps, c=PRIOR_PRECISION):
     grid[uj[None, :] < ui[:, None] + eps] = np.inf
     best2d = float(grid.min())
     # on the boundary line, refined by Brent from the best grid point
-    line = lambda t: float(obj(t, t + eps))  # noqa: E731
+    line = lambda t: float(obj(t, t + eps))
     ts = np.linspace(mj - eps, mi, 4001)
     vals = np.array([line(t) for t in ts])
     k = int(np.argmin(vals))

@@ -198,7 +198,7 @@ def test_cached_vectorizer_gives_identical_scores():
     from sklearn.svm import LinearSVC
 
     from certa.datasets import load_debian_small
-    import certa.engine.evaluators as evaluators
+    from certa.engine import evaluators
 
     X, y = load_debian_small(return_X_y=True)
     X, y = X[:600], y[:600]

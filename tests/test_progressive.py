@@ -11,13 +11,28 @@ from sklearn.tree import DecisionTreeClassifier
 
 from certa import FunctionEvaluator, SQLiteStore, run
 from certa.engine import Draw, derive_seed
-from certa.learners import (ExponentialDecay, InverseLinear, SymbolicEncoder, feature_weights, knn_default_params,
-                            knn_grid, knn_pipeline, tree_default_params, tree_grid)
 from certa.engine.candidates import candidates_from_grid
+from certa.learners import (
+    ExponentialDecay,
+    InverseLinear,
+    SymbolicEncoder,
+    feature_weights,
+    knn_default_params,
+    knn_grid,
+    knn_pipeline,
+    tree_default_params,
+    tree_grid,
+)
 from certa.search.progressive import ProgressiveSearchCV
-from certa.strategies.progressive import (ProgressiveSampling, SubsetPlan, paramsearch_sizes, psearch_sizes,
-                                          schedule_sizes, stratified_order, survivors)
-
+from certa.strategies.progressive import (
+    ProgressiveSampling,
+    SubsetPlan,
+    paramsearch_sizes,
+    psearch_sizes,
+    schedule_sizes,
+    stratified_order,
+    survivors,
+)
 
 # ---------------------------------------------------------------- schedules
 
@@ -297,7 +312,7 @@ def test_resume_after_interruption_repeats_nothing(tmp_path):
                   store=SQLiteStore(path))
     assert resumed.n_reused == 14 and _CALLS["n"] == total - 14
     assert resumed.best_index == reference.best_index
-    strip = lambda rounds: [{k: v for k, v in r.items() if k != "time"} for r in rounds]  # noqa: E731
+    strip = lambda rounds: [{k: v for k, v in r.items() if k != "time"} for r in rounds]
     assert strip(resumed.result["rounds"]) == strip(reference.result["rounds"])
     _CALLS.update(n=0)
     again = run(ProgressiveSampling(5_000, "paramsearch"), FunctionEvaluator(_counting), grid, random_state=2,

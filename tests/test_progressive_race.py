@@ -17,7 +17,6 @@ from certa.stats import mcnemar_table
 from certa.strategies._race import compare_with_baseline, paired_pvalues, race_survivors
 from certa.strategies.progressive import ProgressiveSampling, SubsetPlan
 
-
 # ---------------------------------------------------------------- the paired test
 
 def test_paired_pvalues_match_exact_mcnemar_and_scipy_t():

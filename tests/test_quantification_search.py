@@ -17,7 +17,11 @@ from sklearn.svm import LinearSVC
 
 from certa.engine import Draw, FunctionEvaluator, run
 from certa.quantification import accuracy_bound, bounds_for_classifier, macro_f1_bound
-from certa.search.quantification import QuantificationBoundEvaluator, QuantificationBoundSearch, plugin_value
+from certa.search.quantification import (
+    QuantificationBoundEvaluator,
+    QuantificationBoundSearch,
+    plugin_value,
+)
 from certa.strategies.one_shot import OneShot, choose_one_shot
 
 GRID = {"C": [1e-4, 1e-2, 1.0, 100.0]}

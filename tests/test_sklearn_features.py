@@ -18,13 +18,22 @@ from sklearn.datasets import load_iris, make_classification
 from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
-from sklearn.model_selection import (GridSearchCV, GroupKFold, RandomizedSearchCV, RepeatedStratifiedKFold,
-                                     StratifiedKFold)
+from sklearn.model_selection import (
+    GridSearchCV,
+    GroupKFold,
+    RandomizedSearchCV,
+    RepeatedStratifiedKFold,
+)
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from certa import FunctionEvaluator, JKFoldGrid, JKFoldSearchCV, RandomizedJKFoldSearchCV, run
+from certa import (
+    FunctionEvaluator,
+    JKFoldGrid,
+    JKFoldSearchCV,
+    RandomizedJKFoldSearchCV,
+    run,
+)
 
 GRID = {"C": [0.01, 0.1, 1.0]}
 
@@ -264,8 +273,9 @@ def test_multimetric_run_resumes_from_its_store(data, tmp_path):
 
 def test_rare_class_warns_and_goes_on_with_defined_scores():
     """A real corpus (Debian package sections) whose smallest class has 2 members, 5 folds: as scikit-learn."""
-    from certa.datasets import load_debian_sections
     from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from certa.datasets import load_debian_sections
 
     b = load_debian_sections()
     y_all = np.asarray(b.y_train)
@@ -288,9 +298,10 @@ def test_rare_class_warns_and_goes_on_with_defined_scores():
 
 
 def test_nested_cv_with_a_two_member_class_runs():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     from certa import cross_validate_selection
     from certa.datasets import load_debian_sections
-    from sklearn.feature_extraction.text import TfidfVectorizer
 
     b = load_debian_sections()
     y_all = np.asarray(b.y_train)

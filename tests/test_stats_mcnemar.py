@@ -31,7 +31,7 @@ def _mid_p_by_hand(b: int, c: int) -> float:
     m, k = b + c, min(b, c)
     if 2 * k == m:
         return 1.0
-    tail = sum(_exact_pmf(i, m) for i in range(0, k))  # P(X < k)
+    tail = sum(_exact_pmf(i, m) for i in range(k))  # P(X < k)
     p = 2 * (tail + Fraction(1, 2) * _exact_pmf(k, m))
     return float(min(p, Fraction(1)))
 

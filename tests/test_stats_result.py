@@ -6,7 +6,13 @@ import json
 import numpy as np
 import pytest
 
-from certa.stats import ConfidenceInterval, TestResult, mcnemar_table, paired_bootstrap_ci, paired_ttest
+from certa.stats import (
+    ConfidenceInterval,
+    TestResult,
+    mcnemar_table,
+    paired_bootstrap_ci,
+    paired_ttest,
+)
 
 
 def test_result_is_frozen_and_json_serialisable():

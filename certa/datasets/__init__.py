@@ -52,7 +52,7 @@ def _check_return_X_y(return_X_y: object) -> None:
         raise TypeError(f"return_X_y must be a bool, got {type(return_X_y).__name__}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read(name: str) -> pd.DataFrame:
     """Parse one bundled TSV (cached; callers must copy before handing it out)."""
     with resources.files(__name__).joinpath("data", name).open("rb") as fh:
@@ -209,7 +209,7 @@ def _nl_features(forms: np.ndarray) -> np.ndarray:
     return X
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _nl_cached() -> tuple[pd.DataFrame, np.ndarray]:
     frame = _read("nl_lemma.tsv.gz")
     return frame, _nl_features(frame["form"].to_numpy())

@@ -9,7 +9,28 @@ from .selection import Selection
 from .store import MemoryStore, SQLiteStore, Store
 from .strategy import Strategy
 
-__all__ = ["Candidate", "Draw", "EstimatorEvaluator", "Evaluator", "FunctionEvaluator", "InlineExecutor",
-           "JKFoldPlan", "MemoryStore", "Outcome", "Plan", "RandomSplitPlan", "RayExecutor", "SplitsPlan", "SQLiteStore",
-           "Selection", "Store", "Strategy", "as_candidates", "candidates_from_grid", "derive_seed",
-           "named_candidates", "resolve_executor", "run"]
+__all__ = [
+           "Candidate",
+           "Draw",
+           "EstimatorEvaluator",
+           "Evaluator",
+           "FunctionEvaluator",
+           "InlineExecutor",
+           "JKFoldPlan",
+           "MemoryStore",
+           "Outcome",
+           "Plan",
+           "RandomSplitPlan",
+           "RayExecutor",
+           "SQLiteStore",
+           "Selection",
+           "SplitsPlan",
+           "Store",
+           "Strategy",
+           "as_candidates",
+           "candidates_from_grid",
+           "derive_seed",
+           "named_candidates",
+           "resolve_executor",
+           "run",
+]

@@ -1,6 +1,7 @@
 """Candidates: the settings or models a run chooses between."""
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, (int, float)):
-        return value if value == value and abs(value) != float("inf") else repr(value)
+        return value if math.isfinite(value) else repr(value)
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):

@@ -68,7 +68,7 @@ class Draw:
              "seed": self.seed, "size": self.size}, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "Draw":
+    def from_json(cls, text: str) -> Draw:
         d = json.loads(text)
         return cls(d["candidate"], d["kind"], tuple(d["index"]), d["seed"], d["size"])
 
@@ -100,5 +100,5 @@ class Outcome:
         return self.status == "ok"
 
     @staticmethod
-    def failure(error: str, status: str = "failed", duration: float = 0.0) -> "Outcome":
+    def failure(error: str, status: str = "failed", duration: float = 0.0) -> Outcome:
         return Outcome(score=math.nan, status=status, error=error, duration=duration)

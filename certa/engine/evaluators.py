@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from abc import ABC, abstractmethod
-from typing import Any, Callable
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from joblib import hash as joblib_hash
@@ -14,7 +15,6 @@ from sklearn.metrics import check_scoring
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 
-from ._hashing import stable_hash
 from .draws import Draw, Outcome
 from .fingerprint import stable_hash
 from .payload import normalize_details, normalize_payload
@@ -55,7 +55,7 @@ def _n_samples(X: Any) -> int:
 # Per-process cache of fitted pipeline prefixes (all steps but the last) and the data they
 # transformed, keyed by (plan, draw index, prefix parameters): with draws ordered fold by
 # fold, a worker fits a TF-IDF vectorizer once per fold instead of once per fold and candidate.
-_PREFIX_CACHE: "OrderedDict[str, tuple]" = OrderedDict()
+_PREFIX_CACHE: OrderedDict[str, tuple] = OrderedDict()
 _PREFIX_CACHE_SIZE = 4
 
 #: Scorings whose score is the mean of a per-example score: name -> per-example score of (y_true, y_pred).
@@ -166,9 +166,9 @@ class EstimatorEvaluator(Evaluator):
         else:
             est = clone(self.estimator)
             est.set_params(**params)
-        if draw.kind != "fold" and self.seed_param and self.seed_param not in params:
-            if self.seed_param in est.get_params():
-                est.set_params(**{self.seed_param: draw.seed})
+        if (draw.kind != "fold" and self.seed_param and self.seed_param not in params
+                and self.seed_param in est.get_params()):
+            est.set_params(**{self.seed_param: draw.seed})
         if self.cache_transformers and self.y is not None and isinstance(est, Pipeline) and len(est.steps) > 1:
             return self._evaluate_with_prefix_cache(est, params, draw, train, test)
         X_train, X_test = _safe_indexing(self.X, train), _safe_indexing(self.X, test)
@@ -203,7 +203,7 @@ class EstimatorEvaluator(Evaluator):
             if self.keep_predictions:
                 payload["y_pred"] = est.predict(X_test)
         out: dict[str, Any] = {"score": float(score), "fit_time": fit_time, "score_time": time.perf_counter() - t0,
-                               "n_train": int(n_train), "n_test": int(len(test))}
+                               "n_train": int(n_train), "n_test": len(test)}
         if payload:
             out["payload"] = {"test_index": test, **payload}
         return out
@@ -293,7 +293,7 @@ class FunctionEvaluator(Evaluator):
 
 
 def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: int,
-            timeout: float | None) -> "Outcome":
+            timeout: float | None) -> Outcome:
     """Run one evaluation and turn whatever happens into an :class:`Outcome` (runs in a worker)."""
     import signal
     import threading
@@ -305,7 +305,7 @@ def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: i
     use_alarm = timeout is not None and math.isfinite(timeout) and timeout > 0 \
         and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
     if use_alarm:
-        def _on_alarm(signum, frame):  # noqa: ARG001
+        def _on_alarm(signum, frame):
             raise TimeoutError(f"evaluation exceeded the timeout of {timeout} s")
         previous = signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -360,11 +360,11 @@ def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: i
 
 #: Returned by :func:`execute_shipped` when this worker does not hold the evaluator yet.
 MISSING_EVALUATOR = Outcome(score=math.nan, status="missing-evaluator")
-_SHIPPED: "OrderedDict[str, Evaluator]" = OrderedDict()
+_SHIPPED: OrderedDict[str, Evaluator] = OrderedDict()
 
 
 def execute_shipped(token: str, blob: bytes | None, params: dict[str, Any], draw: Draw, attempt: int,
-                    timeout: float | None) -> "Outcome":
+                    timeout: float | None) -> Outcome:
     """:func:`execute` with the evaluator looked up by ``token`` in this worker's cache (see the runner)."""
     evaluator = _SHIPPED.get(token)
     if evaluator is None:

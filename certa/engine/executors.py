@@ -7,8 +7,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Callable
+from typing import Any
 
 
 class InlineExecutor(Executor):

@@ -170,8 +170,7 @@ def _function_token(fn: types.FunctionType, seen: frozenset) -> tuple:
 
 def _global_token(value: Any, seen: frozenset) -> Any:
     """A global a function reads: code and constants by value, mutable state (a cache, a counter) by type only."""
-    if isinstance(value, _PRIMITIVE) or isinstance(value, (np.generic, types.FunctionType, types.ModuleType,
-                                                           type, functools.partial)):
+    if isinstance(value, (_PRIMITIVE, np.generic, types.FunctionType, types.ModuleType, type, functools.partial)):
         return token(value, seen)
     if isinstance(value, (tuple, frozenset)) and all(isinstance(v, _PRIMITIVE) for v in value):
         return token(value, seen)

@@ -5,7 +5,11 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
-from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold, train_test_split
+from sklearn.model_selection import (
+    RepeatedKFold,
+    RepeatedStratifiedKFold,
+    train_test_split,
+)
 
 from .draws import Draw
 
@@ -108,7 +112,7 @@ class SplitsPlan(Plan):
 class RandomSplitPlan(Plan):
     """A fresh random train/test split per draw, seeded by ``draw.seed``."""
 
-    def __init__(self, test_size: float | int = 0.2, stratified: bool = True) -> None:
+    def __init__(self, test_size: float = 0.2, stratified: bool = True) -> None:
         self.test_size = test_size
         self.stratified = stratified
 

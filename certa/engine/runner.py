@@ -14,7 +14,13 @@ from joblib import hash as joblib_hash
 from .candidates import Candidate, as_candidates, jsonable_params
 from .draws import Draw, Outcome
 from .evaluators import MISSING_EVALUATOR, Evaluator, execute, execute_shipped
-from .executors import EvaluationTimeout, InlineExecutor, LocalProcessExecutor, check_timeout, resolve_executor
+from .executors import (
+    EvaluationTimeout,
+    InlineExecutor,
+    LocalProcessExecutor,
+    check_timeout,
+    resolve_executor,
+)
 from .fingerprint import stable_hash
 from .selection import Selection
 from .store import Owner, Store, as_store
@@ -393,7 +399,13 @@ class _Progress:
 
             enabled = sys.stderr.isatty()
         if enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self._p = Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(),
                                TextColumn("{task.fields[status]}"), TimeElapsedColumn(), transient=True)

@@ -50,15 +50,15 @@ class Store(ABC):
     # waits for its recorded outcome (``attempts``), and takes the draw over if the owner
     # dies. The defaults below are those of a store only one run uses at a time.
 
-    def claim(self, key: str, owner: "Owner") -> bool:
+    def claim(self, key: str, owner: Owner) -> bool:
         """Claim draw ``key`` for ``owner``: True if it is now theirs (it was free, theirs
         already, or its owner has died), False if another live run holds it."""
         return True
 
-    def release(self, key: str, owner: "Owner") -> None:
+    def release(self, key: str, owner: Owner) -> None:
         """Give up ``owner``'s claim on draw ``key`` (no-op if they do not hold it)."""
 
-    def release_all(self, owner: "Owner") -> None:
+    def release_all(self, owner: Owner) -> None:
         """Give up every claim of ``owner`` (at the end of its run)."""
 
     def attempts(self, key: str) -> list[Outcome]:
@@ -98,7 +98,7 @@ class Owner:
     token: str
 
     @classmethod
-    def current(cls) -> "Owner":
+    def current(cls) -> Owner:
         import uuid
 
         pid = os.getpid()
@@ -328,7 +328,7 @@ class SQLiteStore(Store):
         return out
 
     @classmethod
-    def open_read_only(cls, path: str | os.PathLike) -> "SQLiteStore":
+    def open_read_only(cls, path: str | os.PathLike) -> SQLiteStore:
         """Open an existing store for reading only, e.g. while its run goes on in another process.
 
         Nothing is written (no schema, no journal change), so a running writer is not disturbed.
@@ -380,7 +380,7 @@ def _differences(stored: dict, current: dict) -> str:
         + " from this run's"
 
 
-def as_store(store: "Store | str | os.PathLike | None") -> Store:
+def as_store(store: Store | str | os.PathLike | None) -> Store:
     """``None`` -> in-memory store; a path -> :class:`SQLiteStore`; a Store -> itself."""
     if store is None:
         return MemoryStore()

@@ -48,29 +48,29 @@ from .quantifiers import (
 )
 
 __all__ = [
-    "QuantificationBound",
-    "l1_confidence_radius",
-    "true_proportion_intervals",
-    "accuracy_bound",
-    "macro_precision_bound",
-    "macro_recall_bound",
-    "macro_f1_bound",
-    "quantification_epsilon",
-    "resolve_quantifier",
-    "bounds_for_classifier",
-    "theorem1_confidence_term",
-    "theorem1_point_values",
-    "theorem1_accuracy_bound",
-    "theorem1_macro_precision_bound",
-    "theorem1_macro_recall_bound",
-    "theorem1_macro_f1_bound",
-    "theorem1_bounds",
-    "algorithm1_epsilon",
-    "max_epsilon",
     "BOUNDS",
     "Quantification",
-    "quantify_classifier",
+    "QuantificationBound",
+    "accuracy_bound",
+    "algorithm1_epsilon",
     "bound_from_quantification",
+    "bounds_for_classifier",
+    "l1_confidence_radius",
+    "macro_f1_bound",
+    "macro_precision_bound",
+    "macro_recall_bound",
+    "max_epsilon",
+    "quantification_epsilon",
+    "quantify_classifier",
+    "resolve_quantifier",
+    "theorem1_accuracy_bound",
+    "theorem1_bounds",
+    "theorem1_confidence_term",
+    "theorem1_macro_f1_bound",
+    "theorem1_macro_precision_bound",
+    "theorem1_macro_recall_bound",
+    "theorem1_point_values",
+    "true_proportion_intervals",
 ]
 
 BOUNDS = ("theorem1", "certa")
@@ -806,12 +806,11 @@ def quantify_classifier(
     shape = getattr(X_unlabeled, "shape", None)
     if shape is None and n_feat is not None:
         shape = np.asarray(X_unlabeled).shape
-    if n_feat is not None and shape is not None:
-        if len(shape) != 2 or shape[1] != n_feat:
-            raise ValueError(
-                f"X_unlabeled: expected {n_feat} features (as the classifier was fitted with), "
-                f"got shape {tuple(shape)}"
-            )
+    if n_feat is not None and shape is not None and (len(shape) != 2 or shape[1] != n_feat):
+        raise ValueError(
+            f"X_unlabeled: expected {n_feat} features (as the classifier was fitted with), "
+            f"got shape {tuple(shape)}"
+        )
     y_train = np.asarray(train_labels)
     if y_train.ndim != 1 or y_train.size == 0:
         raise ValueError("train_labels: expected a non-empty 1-D array of labels")

@@ -19,11 +19,11 @@ import numpy as np
 from scipy.special import expit
 
 __all__ = [
-    "classify_and_count",
-    "probabilistic_classify_and_count",
-    "decision_to_proba",
     "choose_sigma",
+    "classify_and_count",
+    "decision_to_proba",
     "predictions_from_decision",
+    "probabilistic_classify_and_count",
 ]
 
 

@@ -4,4 +4,4 @@ from .jkfold import JKFoldSearchCV, RandomizedJKFoldSearchCV
 from .progressive import ProgressiveSearchCV
 from .quantification import QuantificationBoundSearch
 
-__all__ = ["BanditSearchCV", "JKFoldSearchCV", "RandomizedJKFoldSearchCV", "ProgressiveSearchCV", "QuantificationBoundSearch", "bandit_select", "belief_frame", "plot_belief"]
+__all__ = ["BanditSearchCV", "JKFoldSearchCV", "ProgressiveSearchCV", "QuantificationBoundSearch", "RandomizedJKFoldSearchCV", "bandit_select", "belief_frame", "plot_belief"]

@@ -24,8 +24,11 @@ from sklearn.base import clone, is_classifier
 from sklearn.metrics._scorer import _MultimetricScorer
 from sklearn.model_selection import check_cv
 from sklearn.model_selection._search import BaseSearchCV
-from sklearn.model_selection._validation import (_fit_and_score, _insert_error_scores,
-                                                 _warn_or_raise_about_fit_failures)
+from sklearn.model_selection._validation import (
+    _fit_and_score,
+    _insert_error_scores,
+    _warn_or_raise_about_fit_failures,
+)
 from sklearn.utils.validation import _num_samples
 
 from ..engine.draws import Draw
@@ -90,8 +93,8 @@ class FitAndScoreEvaluator(Evaluator):
             primary = test_scores
             test_scores = _as_float(test_scores)
         out: dict[str, Any] = {"score": primary, "test_scores": test_scores,
-                               "n_test_samples": int(res["n_test_samples"]), "n_train": int(len(train)),
-                               "n_test": int(len(test)), "fit_time": float(res["fit_time"]),
+                               "n_test_samples": int(res["n_test_samples"]), "n_train": len(train),
+                               "n_test": len(test), "fit_time": float(res["fit_time"]),
                                "score_time": float(res["score_time"]), "fit_error": res["fit_error"]}
         if self.return_train_score:
             tr = res["train_scores"]
@@ -111,7 +114,6 @@ class FitAndScoreEvaluator(Evaluator):
                 "settings": stable_hash((self.return_train_score, repr(self.error_score)))}
 
     def fingerprint(self) -> str:
-        from joblib import hash as joblib_hash
 
         return joblib_hash(sorted(self.fingerprint_parts().items()))
 
@@ -199,7 +201,7 @@ def max_in_flight(pre_dispatch: Any, n_jobs: int | None, executor: Any) -> int |
         workers = _effective_workers(n_jobs)
         try:
             value = int(eval(pre_dispatch, {"__builtins__": {}}, {"n_jobs": workers}))  # as joblib does
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ValueError(f"pre_dispatch must be an int or an expression in n_jobs such as '2*n_jobs', "
                              f"got {pre_dispatch!r}") from exc
     else:
@@ -297,10 +299,10 @@ class EngineSearchCV(BaseSearchCV):
         from sklearn.utils.validation import _check_method_params
 
         from ..engine.runner import resolve_seed, run
+        from ..engine.validation import check_array_like
         from ..stability import stability_report
         from ..strategies.grid import JKFoldGrid
         from ._common import check_estimator_arg, scoring_identity
-        from ..engine.validation import check_array_like
 
         check_array_like(X, "X")  # a string or a scalar named as such, before scikit-learn's length checks
         if y is not None:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,15 +14,28 @@ from sklearn.metrics import check_scoring
 from ..engine.candidates import as_candidates, candidates_from_grid, named_candidates
 from ..engine.evaluators import EstimatorEvaluator, Evaluator, split_data
 from ..engine.fingerprint import stable_hash
-from ..engine.validation import check_array_like, check_scoring_arg
 from ..engine.plans import RandomSplitPlan
 from ..engine.runner import MAX_FAILURES, resolve_seed, run
 from ..engine.selection import Selection
 from ..engine.strategy import Strategy
-from ..strategies import (BatchThompson, EqualAllocation, SequentialHalving, TopTwoThompson,
-                          UniformUntilConfident)
-from ._common import (DelegateToBestMixin, check_estimator_arg, check_fit_failures, check_n_samples, check_single_metric, rank_scores,
-                      refit_best, wants_stratified)
+from ..engine.validation import check_array_like
+from ..strategies import (
+    BatchThompson,
+    EqualAllocation,
+    SequentialHalving,
+    TopTwoThompson,
+    UniformUntilConfident,
+)
+from ._common import (
+    DelegateToBestMixin,
+    check_estimator_arg,
+    check_fit_failures,
+    check_n_samples,
+    check_single_metric,
+    rank_scores,
+    refit_best,
+    wants_stratified,
+)
 
 STRATEGIES = ("top_two", "batch", "sequential_halving", "uniform", "equal")
 
@@ -154,7 +168,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator: Any = None, param_grid: Any = None, *, candidates: Mapping[str, Any] | None = None,
                  strategy: str | Strategy = "top_two", confidence: float = 0.95, budget: int | None = None,
-                 stopping: str = "bayes", test_size: float | int = 0.2, n_workers: int | None = None,
+                 stopping: str = "bayes", test_size: float = 0.2, n_workers: int | None = None,
                  max_evals: int | None = None, tolerance: float = 0.0, scoring: Any = None,
                  n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
@@ -197,9 +211,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         if self.param_distributions is not None:
             if self.param_grid is not None:
                 raise ValueError("give either param_grid or param_distributions, not both")
-            from .jkfold import sample_candidate_params
-
             from ..engine.candidates import Candidate, _format_params
+            from .jkfold import sample_candidate_params
 
             return [Candidate(i, _format_params(p), p)
                     for i, p in enumerate(sample_candidate_params(self.param_distributions, self.n_iter, root_seed))]
@@ -207,7 +220,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError("param_grid is required with estimator")
         return candidates_from_grid(self.param_grid)
 
-    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> "BanditSearchCV":
+    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> BanditSearchCV:
         if "groups" in fit_params:
             raise ValueError("BanditSearchCV does not take groups: every evaluation is a fresh random split; "
                              "for grouped data give bandit_select a split function")
@@ -255,7 +268,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
 class _UserFunctionEvaluator(Evaluator):
     """Calls ``evaluate(candidate, train, test, seed)`` on a split of the user's data."""
 
-    def __init__(self, evaluate: Callable, data: Any, split: Callable | None, test_size: float | int,
+    def __init__(self, evaluate: Callable, data: Any, split: Callable | None, test_size: float,
                  named: bool) -> None:
         self.evaluate_fn = evaluate
         self.data = data
@@ -302,7 +315,7 @@ def _split_signature(split_result: Any) -> str:
 
 
 def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, split: Callable | None = None,
-                  test_size: float | int = 0.2, strategy: str | Strategy = "top_two", confidence: float | None = 0.95,
+                  test_size: float = 0.2, strategy: str | Strategy = "top_two", confidence: float | None = 0.95,
                   budget: int | None = None, stopping: str = "bayes", n_workers: int | None = None,
                   max_evals: int | None = None, tolerance: float = 0.0, n_jobs: int | None = 1, executor: Any = None,
                   store: str | os.PathLike | None = None, random_state: int | None = None, retries: int = 0,

@@ -9,14 +9,22 @@ import pandas as pd
 from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.metrics import check_scoring
 
+from ..comparison import comparison_table
 from ..engine.candidates import candidates_from_grid
 from ..engine.evaluators import EstimatorEvaluator, per_example_scoring
 from ..engine.runner import resolve_seed, run
 from ..strategies._subset_plan import SubsetPlan
-from ..comparison import comparison_table
 from ..strategies.progressive import ProgressiveSampling
-from ._common import (DelegateToBestMixin, check_estimator_arg, check_fit_failures, check_n_samples, check_single_metric, param_columns,
-                      refit_best, wants_stratified)
+from ._common import (
+    DelegateToBestMixin,
+    check_estimator_arg,
+    check_fit_failures,
+    check_n_samples,
+    check_single_metric,
+    param_columns,
+    refit_best,
+    wants_stratified,
+)
 
 
 class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
@@ -135,7 +143,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
 
     def __init__(self, estimator: Any, param_grid: Any, *, schedule: Any = "psearch", survival: Any = None,
                  floor: float | str | None = "auto", bin_width: float | None = None, confidence: float = 0.95,
-                 cap: float | int | str | None = "auto", baseline: Any = "auto", train_fraction: float = 0.8,
+                 cap: float | str | None = "auto", baseline: Any = "auto", train_fraction: float = 0.8,
                  eval_fraction: float | None = 0.2, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None,
@@ -162,7 +170,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.progress = progress
         self.cache_transformers = cache_transformers
 
-    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> "ProgressiveSearchCV":
+    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> ProgressiveSearchCV:
         """Run the rounds, choose, and refit the choice on all data.
 
         ``fit_params`` (e.g. ``sample_weight``) go to the estimator's ``fit``,

@@ -21,11 +21,22 @@ from ..engine.candidates import candidates_from_grid
 from ..engine.draws import Draw
 from ..engine.evaluators import Evaluator
 from ..engine.fingerprint import stable_hash
-from ..engine.validation import check_estimator_inputs
 from ..engine.runner import resolve_seed, run
-from ..quantification.bounds import BOUNDS, bound_from_quantification, quantify_classifier
+from ..engine.validation import check_estimator_inputs
+from ..quantification.bounds import (
+    BOUNDS,
+    bound_from_quantification,
+    quantify_classifier,
+)
 from ..strategies.one_shot import OneShot, choose_one_shot
-from ._common import DelegateToBestMixin, check_estimator_arg, check_n_samples, param_columns, rank_scores, refit_best
+from ._common import (
+    DelegateToBestMixin,
+    check_estimator_arg,
+    check_n_samples,
+    param_columns,
+    rank_scores,
+    refit_best,
+)
 
 __all__ = ["QuantificationBoundEvaluator", "QuantificationBoundSearch", "plugin_value"]
 
@@ -84,7 +95,7 @@ def _preferences(tie_break: Any, candidates) -> np.ndarray:
     for c in candidates:
         try:
             v = tie_break(dict(c.params))
-        except Exception as exc:  # noqa: BLE001 - name the argument, keep the cause
+        except Exception as exc:
             raise ValueError(f"tie_break: calling it on {dict(c.params)!r} raised {type(exc).__name__}: {exc}") from exc
         if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
             raise ValueError(f"tie_break: expected a finite number for {dict(c.params)!r}, got {v!r}")
@@ -402,7 +413,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         self.timeout = timeout
         self.progress = progress
 
-    def fit(self, X: Any, y: Any, X_unlabeled: Any) -> "QuantificationBoundSearch":
+    def fit(self, X: Any, y: Any, X_unlabeled: Any) -> QuantificationBoundSearch:
         """Fit every candidate on ``(X, y)``, bound it on ``X_unlabeled``, keep the best.
 
         Parameters

@@ -27,18 +27,18 @@ from certa.stats.ttests import (
 )
 
 __all__ = [
-    "TestResult",
     "ConfidenceInterval",
+    "TestResult",
+    "bonferroni",
+    "corrected_repeated_kfold_ttest",
+    "corrected_resampled_ttest",
+    "differences_5x2cv",
+    "ftest_5x2cv",
+    "holm",
     "mcnemar",
     "mcnemar_table",
-    "paired_ttest",
-    "corrected_resampled_ttest",
-    "corrected_repeated_kfold_ttest",
-    "ttest_5x2cv",
-    "ftest_5x2cv",
-    "differences_5x2cv",
-    "paired_permutation_test",
     "paired_bootstrap_ci",
-    "bonferroni",
-    "holm",
+    "paired_permutation_test",
+    "paired_ttest",
+    "ttest_5x2cv",
 ]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TestResult", "ConfidenceInterval"]
+__all__ = ["ConfidenceInterval", "TestResult"]
 
 
 def _plain(value: Any) -> Any:

@@ -17,7 +17,7 @@ from certa.stats._validation import (
     paired_scores,
 )
 
-__all__ = ["paired_permutation_test", "paired_bootstrap_ci"]
+__all__ = ["paired_bootstrap_ci", "paired_permutation_test"]
 
 MAX_EXACT_PAIRS = 40  # 2 x 2^20 half-sums: exact enumeration stays cheap up to here
 AUTO_EXACT_PAIRS = 20

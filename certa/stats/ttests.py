@@ -34,12 +34,12 @@ from certa.stats._validation import (
 )
 
 __all__ = [
-    "paired_ttest",
-    "corrected_resampled_ttest",
     "corrected_repeated_kfold_ttest",
-    "ttest_5x2cv",
-    "ftest_5x2cv",
+    "corrected_resampled_ttest",
     "differences_5x2cv",
+    "ftest_5x2cv",
+    "paired_ttest",
+    "ttest_5x2cv",
 ]
 
 

@@ -1,8 +1,8 @@
 """Selection methods as ask/tell strategies: one module each."""
 from .grid import JKFoldGrid
+from .halving import EqualAllocation, SequentialHalving
 from .one_shot import OneShot
 from .progressive import ProgressiveSampling
-from .halving import EqualAllocation, SequentialHalving
 from .thompson import BatchThompson, TopTwoThompson, UniformUntilConfident
 
 __all__ = ["BatchThompson", "EqualAllocation", "JKFoldGrid", "OneShot", "ProgressiveSampling", "SequentialHalving", "TopTwoThompson",

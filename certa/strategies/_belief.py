@@ -30,19 +30,20 @@ from __future__ import annotations
 
 import functools
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import gammaln, stdtr, stdtrit
 
 __all__ = [
-    "posterior",
-    "p_best",
-    "thompson_sample",
-    "top_two_sample",
-    "ids_leader_probability",
     "DEFAULT_LOGIT_EPS",
     "DEFAULT_SD_FLOOR_FRACTION",
+    "ids_leader_probability",
+    "p_best",
+    "posterior",
+    "thompson_sample",
+    "top_two_sample",
 ]
 
 #: Scores are clipped to ``[eps, 1 - eps]`` before the logit transform. 1e-3 is the

@@ -96,26 +96,32 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import lambertw
 
-from certa.strategies._belief import DEFAULT_SD_FLOOR_FRACTION, _as_score_list, _finite_1d_arrays, _reference_sd
+from certa.strategies._belief import (
+    DEFAULT_SD_FLOOR_FRACTION,
+    _as_score_list,
+    _finite_1d_arrays,
+    _reference_sd,
+)
 
 __all__ = [
     "PRIOR_PRECISION",
-    "log_e_process",
-    "pair_statistic",
+    "glr_confidence",
+    "glr_delta_reached",
     "glr_pairwise",
     "glr_pairwise_from_stats",
-    "glr_statistic",
-    "glr_threshold",
-    "glr_delta_reached",
-    "min_count",
-    "glr_confidence",
     "glr_should_stop",
     "glr_should_stop_from_stats",
+    "glr_statistic",
+    "glr_threshold",
+    "log_e_process",
+    "min_count",
+    "pair_statistic",
 ]
 
 #: Precision ``c`` of the Gaussian mixture over the standardised effect (module doc).

@@ -20,7 +20,7 @@ from scipy import stats as sps
 
 from ..stats._validation import t_interval
 
-__all__ = ["paired_pvalues", "race_survivors", "compare_with_baseline", "check_cap"]
+__all__ = ["check_cap", "compare_with_baseline", "paired_pvalues", "race_survivors"]
 
 
 def _is_binary(x: np.ndarray) -> bool:
@@ -105,7 +105,7 @@ def _floor_bins(scores: np.ndarray, bin_width: float | None) -> np.ndarray:
 
 
 def race_survivors(per_example: np.ndarray, *, confidence: float = 0.95, floor: float | None = None,
-                   cap: float | int | None = None, bin_width: float | None = None,
+                   cap: float | None = None, bin_width: float | None = None,
                    protect: np.ndarray | None = None, tiebreak: np.ndarray | None = None) -> dict[str, Any]:
     """Which settings of one round survive the race.
 

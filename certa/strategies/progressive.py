@@ -7,6 +7,7 @@ subset grows, until one setting is left or the data run out. The data side (one 
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,8 +19,18 @@ from ..engine.strategy import Strategy
 from ._race import check_cap, compare_with_baseline, race_survivors
 from ._subset_plan import SubsetPlan, stratified_order
 
-__all__ = ["PSEARCH_FRACTIONS", "PARAMSEARCH_MIN_SIZE", "ProgressiveSampling", "SubsetPlan", "paramsearch_sizes",
-           "psearch_sizes", "race_survivors", "schedule_sizes", "stratified_order", "survivors"]
+__all__ = [
+    "PARAMSEARCH_MIN_SIZE",
+    "PSEARCH_FRACTIONS",
+    "ProgressiveSampling",
+    "SubsetPlan",
+    "paramsearch_sizes",
+    "psearch_sizes",
+    "race_survivors",
+    "schedule_sizes",
+    "stratified_order",
+    "survivors",
+]
 
 #: Default cap on the survivors of a race round, as a fraction of the round's settings.
 RACE_CAP = 0.5
@@ -124,7 +135,7 @@ def _check_schedule_list(schedule: Any) -> list:
     else:
         if not all(0 < float(v) <= 1 for v in values):
             raise ValueError(f"schedule fractions must be in (0, 1] (or give all entries as int sizes), got {values}")
-    if any(b <= a for a, b in zip(values, values[1:])):
+    if any(b <= a for a, b in itertools.pairwise(values)):
         raise ValueError(f"schedule must be strictly increasing, got {values}")
     return values
 
@@ -280,7 +291,7 @@ class ProgressiveSampling(Strategy):
 
     def __init__(self, n_train: int, schedule: str | Sequence[float | int] = "psearch",
                  survival: str | float | Callable | None = None, floor: float | str | None = "auto",
-                 bin_width: float | None = None, *, confidence: float = 0.95, cap: float | int | str | None = "auto",
+                 bin_width: float | None = None, *, confidence: float = 0.95, cap: float | str | None = "auto",
                  baseline: int | None = None) -> None:
         self.n_train = _check_n_train(n_train)
         self.sizes = schedule_sizes(schedule, self.n_train)
@@ -421,7 +432,7 @@ class ProgressiveSampling(Strategy):
             keep, added = survivors(scores, self._survival, self.floor, self.bin_width)
         self._rounds.append({"round": r, "size": self.sizes[r], "candidates": alive.tolist(),
                              "scores": scores.tolist(), "survived": keep.tolist(), "added_by_floor": added.tolist(),
-                             "n_evaluated": int(len(alive)), "n_survived": int(keep.sum()),
+                             "n_evaluated": len(alive), "n_survived": int(keep.sum()),
                              "time": float(self._durations[r, alive].sum()), **record})
         self._examples = {}
         self._alive = alive[keep].tolist()

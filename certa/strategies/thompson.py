@@ -10,9 +10,24 @@ import numpy as np
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
 from ._belief import p_best
-from ._fast import (SKIP_MARGIN, RunningStats, blocking_challenger, glr_min_statistic_fast, glr_should_stop_fast, p_best_upper_bound,
-                    posterior_from_stats, thompson_sample_fast, top_two_sample_fast)
-from ._glr import check_tolerance, count_limited, glr_delta_reached, glr_threshold, min_count
+from ._fast import (
+    SKIP_MARGIN,
+    RunningStats,
+    blocking_challenger,
+    glr_min_statistic_fast,
+    glr_should_stop_fast,
+    p_best_upper_bound,
+    posterior_from_stats,
+    thompson_sample_fast,
+    top_two_sample_fast,
+)
+from ._glr import (
+    check_tolerance,
+    count_limited,
+    glr_delta_reached,
+    glr_threshold,
+    min_count,
+)
 from ._validation import check_beta, check_choice, check_confidence, check_int
 
 STOPPING_RULES = ("bayes", "glr")

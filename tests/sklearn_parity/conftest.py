@@ -1,14 +1,13 @@
 """Hooks that point scikit-learn's own search tests at certa's classes (see ``adapter.py``)."""
 from __future__ import annotations
 
-import inspect
 import sys
 
 import pytest
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import adapter  # noqa: E402
-from parity_plan import DIFFERENCES, NOT_RUN, SK_MODULES, applies  # noqa: E402
+import adapter
+from parity_plan import DIFFERENCES, NOT_RUN, SK_MODULES, applies
 
 
 def _is_sk_item(item) -> bool:

@@ -44,7 +44,12 @@ DIFFERENCES: dict[str, str] = {
 
 
 def _search_kind(value) -> str | None:
-    from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, HalvingRandomSearchCV, RandomizedSearchCV
+    from sklearn.model_selection import (
+        GridSearchCV,
+        HalvingGridSearchCV,
+        HalvingRandomSearchCV,
+        RandomizedSearchCV,
+    )
 
     for cls, kind in ((GridSearchCV, "grid"), (RandomizedSearchCV, "random"),
                       (HalvingGridSearchCV, "halving"), (HalvingRandomSearchCV, "halving")):

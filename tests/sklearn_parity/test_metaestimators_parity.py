@@ -9,4 +9,4 @@ import pytest
 
 pytest.importorskip("sklearn.tests.test_metaestimators", reason="this scikit-learn was installed without its tests")
 
-from sklearn.tests.test_metaestimators import test_metaestimator_delegation  # noqa: F401,E402
+from sklearn.tests.test_metaestimators import test_metaestimator_delegation  # noqa: F401

@@ -10,4 +10,4 @@ import pytest
 pytest.importorskip("sklearn.model_selection.tests.test_search",
                     reason="this scikit-learn was installed without its tests")
 
-from sklearn.model_selection.tests.test_search import *  # noqa: F401,F403,E402
+from sklearn.model_selection.tests.test_search import *
