@@ -7,8 +7,6 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import clone
 
-from ..engine._hashing import stable_hash
-
 
 def check_estimator_arg(estimator: Any) -> None:
     if not hasattr(estimator, "fit"):
@@ -151,34 +149,6 @@ def refit_best(estimator: Any, params: dict[str, Any], X: Any, y: Any,
     t0 = time.perf_counter()
     est.fit(X, **fit_params) if y is None else est.fit(X, y, **fit_params)
     return est, time.perf_counter() - t0
-
-
-def scoring_identity(scoring: Any) -> Any:
-    """What identifies ``scoring`` across processes and runs (a function by its code, not its address)."""
-    import inspect
-
-    if scoring is None or isinstance(scoring, str):
-        return scoring
-    if isinstance(scoring, dict):
-        return {str(k): scoring_identity(v) for k, v in scoring.items()}
-    if isinstance(scoring, (list, tuple)):
-        return [scoring_identity(v) for v in scoring]
-    fn = getattr(scoring, "_score_func", None)
-    target = fn if fn is not None else scoring
-    try:
-        code = inspect.getsource(target)
-    except (OSError, TypeError):
-        code = getattr(target, "__qualname__", type(target).__name__)
-    extra = getattr(scoring, "_kwargs", None)
-    return (type(scoring).__name__, code, stable_hash(extra), getattr(scoring, "_sign", None))
-
-
-def estimator_fingerprint(estimator: Any) -> str:
-    """A hash of an estimator's class and (deep) parameters."""
-    if estimator is None:
-        return "none"
-    params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else estimator
-    return stable_hash((type(estimator).__module__, type(estimator).__qualname__, params))
 
 
 def check_single_metric(scoring: Any, front: str) -> None:

@@ -57,7 +57,7 @@ class FitAndScoreEvaluator(Evaluator):
 
     def __init__(self, estimator: Any, X: Any, y: Any, plan: Plan, scorer: Any, *, fit_params: dict | None = None,
                  score_params: dict | None = None, return_train_score: bool = False, error_score: Any = np.nan,
-                 verbose: int = 0, n_candidates: int = 1, primary: str | None = None, scoring_id: Any = None) -> None:
+                 verbose: int = 0, n_candidates: int = 1, primary: str | None = None, scoring_given: bool = True) -> None:
         self.estimator = estimator
         self.X = X
         self.y = y
@@ -70,7 +70,7 @@ class FitAndScoreEvaluator(Evaluator):
         self.verbose = int(verbose or 0)
         self.n_candidates = int(n_candidates)
         self.primary = primary
-        self.scoring_id = scoring_id
+        self.scoring_given = bool(scoring_given)
         self._y_split = None if y is None else np.asarray(y)
 
     def evaluate(self, params: dict[str, Any], draw: Draw) -> dict[str, Any]:
@@ -110,7 +110,8 @@ class FitAndScoreEvaluator(Evaluator):
 
         return {"model": stable_hash((self.estimator, self.fit_params, self.score_params)),
                 "data": stable_hash((self.X, self.y)), "plan": stable_hash(self.plan.spec()),
-                "scoring": stable_hash(None if self.scoring_id is None else self.scorer),  # the scorer by content: functions by code, not source text
+                # the scorer by content: functions by code, not source text
+                "scoring": stable_hash(self.scorer if self.scoring_given else None),
                 "settings": stable_hash((self.return_train_score, repr(self.error_score)))}
 
     def fingerprint(self) -> str:
@@ -302,7 +303,7 @@ class EngineSearchCV(BaseSearchCV):
         from ..engine.validation import check_array_like
         from ..stability import stability_report
         from ..strategies.grid import JKFoldGrid
-        from ._common import check_estimator_arg, scoring_identity
+        from ._common import check_estimator_arg
 
         check_array_like(X, "X")  # a string or a scalar named as such, before scikit-learn's length checks
         if y is not None:
@@ -335,7 +336,7 @@ class EngineSearchCV(BaseSearchCV):
             evaluator = FitAndScoreEvaluator(
                 self.estimator, X, y, plan, scorers, fit_params=routed.estimator.fit, score_params=routed.scorer.score, return_train_score=self.return_train_score,
                 error_score=self.error_score, verbose=self.verbose, n_candidates=n_candidates, primary=primary,
-                scoring_id=scoring_identity(self.scoring))
+                scoring_given=self.scoring is not None)
         if self.verbose > 0:
             print(f"Fitting {n_splits} folds for each of {n_candidates} candidates, "
                   f"totalling {n_candidates * n_splits} fits")
