@@ -183,19 +183,65 @@ def test_screened_statistic_equals_the_reference():
 # ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("delta, k", [(0.05, 2), (0.01, 2), (0.05, 10), (0.2, 1000), (1e-6, 5)])
 def test_threshold_solves_its_equation(delta, k):
-    want = optimize.brentq(lambda y: (1 + y) * math.exp(-y) - delta / (k - 1), 0.0, 200.0, xtol=1e-14)
-    assert glr_threshold(delta, k) == pytest.approx(want, rel=1e-10)
+    # log z = log(K - 1) + y with (1 + y) e^{-y} = delta, i.e. a (1 + log(1/a)) = delta for a = (K-1)/z
+    y = optimize.brentq(lambda y: (1 + y) * math.exp(-y) - delta, 0.0, 200.0, xtol=1e-14)
+    assert glr_threshold(delta, k) == pytest.approx(math.log(k - 1) + y, rel=1e-10)
+    a = (k - 1) * math.exp(-glr_threshold(delta, k))
+    assert a * (1 + math.log(1 / a)) == pytest.approx(delta, rel=1e-9)
     assert glr_delta_reached(glr_threshold(delta, k), k) == pytest.approx(delta, rel=1e-9)
+
+
+def test_threshold_is_below_the_pairwise_union_bound():
+    # the pairwise union solves (1 + log z)/z = delta/(K-1); sharing the best's sup is cheaper for K > 2
+    for delta, k in ((0.05, 2), (0.05, 5), (0.05, 10), (0.01, 100)):
+        pairwise = optimize.brentq(lambda y: (1 + y) * math.exp(-y) - delta / (k - 1), 0.0, 200.0, xtol=1e-14)
+        if k == 2:
+            assert glr_threshold(delta, k) == pytest.approx(pairwise, rel=1e-10)
+        else:
+            assert glr_threshold(delta, k) < pairwise - 0.2
+
+
+@pytest.mark.parametrize("k", [2, 5, 10])
+def test_shared_best_bound_by_simulation(k):
+    # the error bound of the rule: P(Y max_i X_i > z) <= delta when Y and the X_i are independent
+    # with P(X >= x) <= 1/x; exact for X = 1/U, so the simulated rate must be close to delta
+    # (the only slack is the union over the max: 1 - (1 - 1/x)^(K-1) <= (K-1)/x)
+    rng = np.random.default_rng(k)
+    n = 400_000
+    delta = 0.05
+    log_z = glr_threshold(delta, k)
+    log_y = -np.log(rng.random(n))
+    log_x = (-np.log(rng.random((n, k - 1)))).max(axis=1)
+    rate = float(np.mean(log_x + log_y > log_z))
+    se = math.sqrt(delta * (1 - delta) / n)
+    assert rate <= delta + 3 * se
+    assert rate >= 0.8 * delta   # nearly tight: the threshold is not conservative for uniform e-values
+
+
+def test_rule_bound_on_simulated_e_processes():
+    # the same with the real e-processes: best at mean 0 and K - 1 = 4 others, sup over 300 scores each
+    rng = np.random.default_rng(3)
+    n_paths, k = 3000, 5
+    y = sup_log_e_process(rng, n_paths, 300)
+    x = np.max([sup_log_e_process(rng, n_paths, 300) for _ in range(k - 1)], axis=0)
+    for delta in (0.3, 0.1):
+        rate = float(np.mean(x + y > glr_threshold(delta, k)))
+        assert rate <= delta + 3 * math.sqrt(delta * (1 - delta) / n_paths)
 
 
 def test_delta_reached_edges_and_monotonicity():
     assert glr_delta_reached(-3.0, 4) == 1.0
+    assert glr_delta_reached(math.log(3), 4) == 1.0
     assert glr_delta_reached(math.inf, 4) == 0.0
     vals = [glr_delta_reached(z, 5) for z in (1.0, 3.0, 6.0, 9.0)]
     assert vals == sorted(vals, reverse=True) and vals[0] == 1.0
     best, conf = glr_confidence([1.0, 0.0], [1.0, 1.0], [30, 30])
     _, z = glr_pairwise_from_stats([1.0, 0.0], [1.0, 1.0], [30, 30])
-    assert best == 0 and conf == pytest.approx(1 - 2 * (1 + z[1]) * math.exp(-z[1]) / 2)
+    assert best == 0 and conf == pytest.approx(1 - (1 + z[1]) * math.exp(-z[1]))
+    _, conf3 = glr_confidence([1.0, 0.0, -5.0], [1.0, 1.0, 1.0], [30, 30, 30])
+    _, z3 = glr_pairwise_from_stats([1.0, 0.0, -5.0], [1.0, 1.0, 1.0], [30, 30, 30])
+    y = z3.min() - math.log(2)
+    assert conf3 == pytest.approx(1 - (1 + y) * math.exp(-y))
 
 
 # ------------------------------------------------------------------------------------
