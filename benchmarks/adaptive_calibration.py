@@ -12,6 +12,9 @@ Sections (run separately, then ``--report`` writes ``benchmarks/results/calibrat
 * ``tdsa --runs R``: the real strategy (``certa.simulate.simulate``, the ask/tell loop) on
   the FIESTA TDSA replay at 0.95, glr against bayes with the same sampling rule and seeds.
 * ``overhead``: decision time per evaluation at 8, 100 and 1,000 candidates.
+* ``decomposition --delta D --runs R``: where the price against ``T* kl`` goes, on the
+  Gaussian families, every rule with the same sampling rule and seeds (see
+  :func:`section_decomposition`).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from typing import Any
 import numpy as np
 from _common import RESULTS, loadavg, machine_info
 from scipy import stats
+from scipy.special import lambertw
 
 from certa.simulate_batch import (
     AccuracySampler,
@@ -32,7 +36,12 @@ from certa.simulate_batch import (
     StudentTSampler,
     simulate_top_two_batch,
 )
-from certa.strategies._lower_bound import bernoulli_kl, characteristic_time
+from certa.strategies import _glr
+from certa.strategies._lower_bound import (
+    bernoulli_kl,
+    characteristic_time,
+    characteristic_time_unknown_variance,
+)
 
 DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"
 TDSA_MODELS = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]
@@ -142,6 +151,136 @@ def section_tdsa(runs: int, seed: int, n_jobs: int) -> dict[str, Any]:
     return {"runs": runs, "seed": seed, "rows": rows}
 
 
+def _pair_min(stat: np.ndarray, best: np.ndarray) -> np.ndarray:
+    stat = stat.copy()
+    stat[np.arange(best.size), best] = np.inf
+    return stat.min(axis=1)
+
+
+def known_variance_mixture_rule(sds: np.ndarray, delta: float, eps: float):
+    """The shipped construction with the variances KNOWN (an oracle, for the decomposition).
+
+    Per candidate Robbins' normal mixture e-process (a Gaussian ``N(0, 1/c)`` mixture over
+    the standardised effect, ``c`` = :data:`certa.strategies._glr.PRIOR_PRECISION`):
+    ``log M_N(u) = (1/2) log(c/(N+c)) + N^2 (m - u)^2 / (2 sigma^2 (N + c))``, a
+    nonnegative martingale at the true mean, so the product/union argument of
+    :mod:`certa.strategies._glr` applies unchanged with the same threshold: proven
+    delta-correct when the SDs are known. The pair infimum over ``u_j = u_i + eps`` of
+    ``A_i (m_i - u_i)^2 + A_j (m_j - u_j)^2`` is ``A_i A_j / (A_i + A_j) D^2``.
+    """
+    c = _glr.PRIOR_PRECISION
+    limit = _glr.glr_threshold(delta, sds.size)
+    var = sds ** 2
+
+    def rule(mean, _v, n, _evals):
+        best = np.argmax(mean, axis=1)
+        r = np.arange(mean.shape[0])
+        a = n ** 2 / (2 * var * (n + c))
+        base = 0.5 * np.log(c / (n + c))
+        ab, bb, mb = a[r, best][:, None], base[r, best][:, None], mean[r, best][:, None]
+        d = np.maximum(mb - mean + eps, 0.0)
+        z = bb + base + ab * a / (ab + a) * d ** 2
+        return _pair_min(z, best) > limit, best
+    return rule
+
+
+def shipped_rule_without_union(delta: float, eps: float):
+    """The shipped statistic with the K = 2 threshold (no union over candidates): NOT delta-correct
+    for K > 2; it measures what the union bound costs."""
+    limit = _glr.glr_threshold(delta, 2)
+
+    def rule(mean, v, n, _evals):
+        stop = np.zeros(mean.shape[0], dtype=bool)
+        best = np.argmax(mean, axis=1)
+        for i in range(mean.shape[0]):
+            _, z = _glr._screened_min(mean[i], v[i], n[i], eps, limit)
+            stop[i] = z > limit
+        return stop, best
+    return rule
+
+
+def heuristic_rule(delta: float, eps: float, sds: np.ndarray | None, grid: int = 129):
+    """GLR with the heuristic threshold ``log((1 + log t) / delta)`` (t = evaluations so far), the
+    exploration rate of Garivier & Kaufmann's experiments (``explo(t,n,delta)=log((log(t)+1)/delta)``
+    in EmilieKaufmann/BAI_epsBAI_code, mainBAI.jl). NOT proven delta-correct: a reference only.
+
+    ``sds`` given: the known-variance GLR ``D^2 / (2 (s_i^2/N_i + s_j^2/N_j))``; ``None``: the
+    unknown-variance GLR of Jourdan, Degenne & Kaufmann (ALT 2023),
+    ``inf_u N_i/2 log(1 + (m_i - u)^2/v_i) + N_j/2 log(1 + (m_j - u - eps)^2/v_j)`` (on a grid).
+    """
+    def rule(mean, v, n, evals):
+        best = np.argmax(mean, axis=1)
+        r = np.arange(mean.shape[0])
+        mb, nb = mean[r, best][:, None], n[r, best][:, None]
+        d = np.maximum(mb - mean + eps, 0.0)
+        if sds is not None:
+            var = sds ** 2
+            z = d ** 2 / (2 * (var[best][:, None] / nb + var / n))
+        else:
+            vb = v[r, best][:, None]
+            s = np.linspace(0.0, 1.0, grid)
+            u = (mean - eps)[..., None] + d[..., None] * s          # u_i from m_j - eps to m_i
+            z = (0.5 * nb[..., None] * np.log1p((mb[..., None] - u) ** 2 / vb[..., None])
+                 + 0.5 * n[..., None] * np.log1p((mean[..., None] - eps - u) ** 2 / v[..., None])).min(axis=-1)
+        limit = np.log((1.0 + np.log(evals)) / delta)
+        return _pair_min(z, best) > limit, best
+    return rule
+
+
+GAUSSIAN_FAMILIES = ("two_close (Gaussian, gap 1 SD)", "five_spread (Gaussian, gaps 1.5 SD)",
+                     "best_plus_9_near_ties (Gaussian, gap 2 SD)", "variances 4x (Gaussian, SDs 1 and 2)")
+
+
+def section_decomposition(delta: float, runs: int, beta: Any, seed: int) -> dict[str, Any]:
+    """Where the price against ``T* kl(delta, 1 - delta)`` goes, per Gaussian family.
+
+    Same sampling rule (top-two, ``beta``) and seeds for every stopping rule:
+    (i) the unknown-variance bound ``T*_u kl`` (Jourdan et al. 2023) against ``T* kl``;
+    (ii) the shipped construction with the variances known (proven, oracle);
+    (iii) the share of forced evaluations (first round and count-limited) of the shipped rule;
+    (iv) the shipped rule without the union bound over candidates (K = 2 threshold; not
+    delta-correct for K > 2) and the thresholds themselves;
+    (v) the heuristic threshold ``log((1 + log t)/delta)`` on the GLR with known and with
+    unknown variances (not proven, reference only).
+    """
+    fams = families()
+    kl = bernoulli_kl(delta, 1 - delta)
+    rows = []
+    for k, name in enumerate(GAUSSIAN_FAMILIES):
+        sampler = fams[name]["sampler"]
+        t_known, _ = characteristic_time(sampler.means, sampler.sds)
+        t_unknown, _ = characteristic_time_unknown_variance(sampler.means, sampler.sds)
+        K = sampler.means.size
+        row: dict[str, Any] = {
+            "family": name, "delta": delta, "runs": runs, "K": K,
+            "T_known_kl": t_known * kl, "T_unknown_kl": t_unknown * kl,
+            "threshold": _glr.glr_threshold(delta, K),
+            "threshold_pairwise_union": float(-np.real(lambertw(-delta / (K - 1) / math.e, -1)) - 1.0),
+            "threshold_no_union": _glr.glr_threshold(delta, 2), "kl": kl,
+            "min_count": _glr.min_count(delta, K), "rules": {}}
+        rules = {
+            "shipped (unknown variances, proven)": None,
+            "same construction, variances known (proven, oracle)": known_variance_mixture_rule(sampler.sds, delta, 0.0),
+            "shipped statistic, no union bound (not delta-correct)": shipped_rule_without_union(delta, 0.0),
+            "GLR unknown variances, heuristic threshold (not proven)": heuristic_rule(delta, 0.0, None),
+            "GLR known variances, heuristic threshold (not proven)": heuristic_rule(delta, 0.0, sampler.sds),
+        }
+        for label, rule in rules.items():
+            if K == 2 and rule is not None and "no union" in label:
+                continue
+            t0 = time.process_time()
+            rep = simulate_top_two_batch(sampler, confidence=1 - delta, beta=beta, n_runs=runs, max_evals=100_000,
+                                         random_state=seed + 100 * k, stop_rule=rule)
+            d = rep.to_dict()
+            d.update(cpu_s=time.process_time() - t0, ratio_known=d["evaluations_mean"] / row["T_known_kl"],
+                     ratio_unknown=d["evaluations_mean"] / row["T_unknown_kl"],
+                     binom_p=_binom_p(d["wrong"], runs, delta))
+            row["rules"][label] = d
+            print(name, label, json.dumps(d), flush=True)
+        rows.append(row)
+    return {"delta": delta, "runs": runs, "beta": beta, "seed": seed, "rows": rows}
+
+
 def section_overhead(seed: int) -> dict[str, Any]:
     """Decision time per evaluation (ask + tell, no evaluation cost) for glr and bayes stopping."""
     from certa.engine.draws import Outcome
@@ -245,7 +384,8 @@ def report() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "report", "from-log"])
+    ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "decomposition", "report",
+                                        "from-log"])
     ap.add_argument("--log", help="from-log: a families section's printed rows (one JSON per line), saved as a "
                     "partial result when the section could not finish")
     ap.add_argument("--delta", type=float, default=0.05)
@@ -274,6 +414,9 @@ def main() -> None:
     elif a.section == "tolerance":
         out = section_tolerance(a.delta, a.runs, a.runs_plain, beta, a.seed, a.cap)
         name = f"calibration_tolerance_{a.delta}"
+    elif a.section == "decomposition":
+        out = section_decomposition(a.delta, a.runs, beta, a.seed)
+        name = f"calibration_decomposition_{a.delta}"
     elif a.section == "tdsa":
         out = section_tdsa(a.runs, a.seed, a.n_jobs)
         name = "calibration_tdsa"

@@ -118,7 +118,11 @@ class ReplaySampler:
 
 @dataclass
 class BatchReport:
-    """Evaluations and choice of every simulated run, and whether it hit ``max_evals``."""
+    """Evaluations and choice of every simulated run, and whether it hit ``max_evals``.
+
+    ``forced``: per run, the evaluations not chosen by the top-two rule (the first round of
+    ``min_evals`` per candidate and the GLR rule's count-limited evaluations).
+    """
 
     evaluations: np.ndarray
     chosen: np.ndarray
@@ -127,6 +131,7 @@ class BatchReport:
     tolerance: float
     counts: np.ndarray | None = None
     means: np.ndarray | None = None
+    forced: np.ndarray | None = None
 
     @property
     def wrong(self) -> np.ndarray:
@@ -140,7 +145,8 @@ class BatchReport:
                 "evaluations_se": float(self.evaluations.std(ddof=1) / math.sqrt(max(self.chosen.size, 2) - 1)
                                         if self.chosen.size > 1 else 0.0),
                 "evaluations_min": int(self.evaluations.min()), "evaluations_max": int(self.evaluations.max()),
-                "capped": int(self.capped.sum())}
+                "capped": int(self.capped.sum()),
+                **({} if self.forced is None else {"forced_mean": float(self.forced.mean())})}
 
 
 def _floored_var(mean: np.ndarray, var: np.ndarray, n: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -160,7 +166,8 @@ def _floored_var(mean: np.ndarray, var: np.ndarray, n: np.ndarray, lo: np.ndarra
 
 def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str = 0.5, tolerance: float = 0.0,
                            n_runs: int = 1000, max_evals: int = 100_000, min_evals: int = 3,
-                           random_state: int = 0, max_resamples: int = 64) -> BatchReport:
+                           random_state: int = 0, max_resamples: int = 64,
+                           stop_rule: Any = None) -> BatchReport:
     """Simulate ``n_runs`` runs of ``TopTwoThompson(confidence, beta, stopping="glr", tolerance=...)``.
 
     Parameters
@@ -173,6 +180,13 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
     n_runs : int
     random_state : int
         Seed of the one generator every random choice of the simulation comes from.
+    stop_rule : callable, optional
+        For experiments with other stopping rules (``benchmarks/adaptive_calibration.py``'s
+        decomposition): ``stop_rule(mean, var, counts, evaluations) -> (stop, best)`` on the
+        rows of the runs to check (``var`` the ``ddof=0`` variance, floored as for the
+        belief), returning boolean and integer arrays of one entry per row. With a
+        ``stop_rule`` the GLR rule's minimum count and forced evaluations are off (the
+        sampling rule is otherwise the same).
 
     Returns
     -------
@@ -193,7 +207,8 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
     k = true_means.size
     rng = np.random.default_rng(random_state)
     limit = _glr._log_threshold(1.0 - conf, k)
-    min_evals = max(min_evals, _glr.min_count(1.0 - conf, k))   # as the strategy does for "glr"
+    if stop_rule is None:
+        min_evals = max(min_evals, _glr.min_count(1.0 - conf, k))   # as the strategy does for "glr"
     max_evals = check_int("max_evals", max_evals, min_evals * k)
 
     # initial round: min_evals scores of every candidate
@@ -205,6 +220,7 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
     lo, hi = x0.min(axis=(1, 2)), x0.max(axis=(1, 2))
     abs_hi = np.abs(x0).max(axis=(1, 2))
     evals = np.full(n_runs, min_evals * k)
+    forced_count = np.zeros(n_runs)
     chosen = np.full(n_runs, -1)
     capped = np.zeros(n_runs, dtype=bool)
     active = np.arange(n_runs)
@@ -215,6 +231,11 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
         var = m2[runs] / n[runs]
         v = _floored_var(mean[runs], var, n[runs], lo[runs], hi[runs], abs_hi[runs], DEFAULT_SD_FLOOR_FRACTION)
         mr, nr = mean[runs], n[runs]
+        if stop_rule is not None:
+            stop, best_r = stop_rule(mr, v, nr, evals[runs])
+            stop = np.asarray(stop, dtype=bool)
+            chosen[runs[stop]] = np.asarray(best_r)[stop]
+            return stop
         best = np.argmax(mr, axis=1)
         r = np.arange(runs.size)
         mb, nb, vb = mr[r, best][:, None], nr[r, best][:, None], v[r, best][:, None]
@@ -268,9 +289,12 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
             approx = _glr.approx_pair_statistics(loc[todo], vt, na[todo], leader[todo], eps)
             challenger[todo] = np.argmin(approx, axis=1)
         pick = leader.copy()
-        slack = _glr.count_limited(na, np.argmax(loc, axis=1), limit)
-        forced_arm = np.argmin(slack, axis=1)
-        forced = slack[r, forced_arm] <= 0
+        if stop_rule is None:
+            slack = _glr.count_limited(na, np.argmax(loc, axis=1), limit)
+            forced_arm = np.argmin(slack, axis=1)
+            forced = slack[r, forced_arm] <= 0
+        else:
+            forced_arm, forced = leader, np.zeros(a.size, dtype=bool)
         if beta == "ids":
             h = scale ** 2 * df / (df + 2.0)
             hl, hc = h[r, leader], h[r, challenger]
@@ -279,6 +303,7 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
             pick[play_c] = challenger[play_c]
         else:
             pick[need] = challenger[need]
+        forced_count[a] += forced & (pick != forced_arm)
         pick[forced] = forced_arm[forced]   # as the strategy: too few scores to be ruled out
         x = sampler(pick, rng)
         # Welford update of the picked candidate of every active run
@@ -300,4 +325,4 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
         active = a[~(stopped | at_cap)]
     del rows
     return BatchReport(evaluations=evals, chosen=chosen, capped=capped, true_means=true_means, tolerance=eps,
-                       counts=n, means=mean)
+                       counts=n, means=mean, forced=forced_count + min_evals * k)

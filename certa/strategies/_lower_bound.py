@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-__all__ = ["bernoulli_kl", "characteristic_time", "lower_bound"]
+__all__ = ["bernoulli_kl", "characteristic_time", "characteristic_time_unknown_variance", "lower_bound"]
 
 
 def _check_mu_sigma(mu: Any, sigma: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -174,6 +174,109 @@ def characteristic_time(mu: Any, sigma: Any, tolerance: float = 0.0) -> tuple[fl
             best_t = t
             best_w = np.empty(m.size)
             best_w[b], best_w[others] = wb, wo
+    return best_t, best_w
+
+
+def _unknown_variance_time_for_answer(m: np.ndarray, s: np.ndarray, b: int, eps: float,
+                                      grid: int) -> tuple[float, np.ndarray]:
+    """``T`` and weights for answer ``b`` with the unknown-variance divergences (see the module doc)."""
+    others = np.flatnonzero(np.arange(m.size) != b)
+    # per challenger j: the alternative puts b at u and j at u + eps, u in [m_j - eps, m_b]
+    db, dj = [], []
+    for j in others:
+        u = np.linspace(m[j] - eps, m[b], grid)
+        db.append(0.5 * np.log1p((m[b] - u) ** 2 / s[b] ** 2))
+        dj.append(0.5 * np.log1p((m[j] - u - eps) ** 2 / s[j] ** 2))
+    db, dj = np.array(db), np.array(dj)
+    if (db[:, 0] <= 0).any():
+        return float("inf"), np.full(m.size, np.nan)
+
+    def pair(wb: float, wj: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        # inf over the grid of the weighted divergences (an upper bound on the inf: T is not overstated)
+        return (wb * db[idx] + wj[:, None] * dj[idx]).min(axis=1)
+
+    def w_for(t: float, wb: float) -> np.ndarray:
+        """Smallest w_j reaching pair value t (inf if unreachable: sup over w_j is wb * db[:, 0])."""
+        out = np.empty(others.size)
+        for k in range(others.size):
+            if t >= wb * db[k, 0]:
+                out[k] = np.inf
+                continue
+            hi = 1.0
+            while pair(wb, np.array([hi]), np.array([k]))[0] < t:
+                hi *= 2.0
+            out[k] = brentq(lambda w: pair(wb, np.array([w]), np.array([k]))[0] - t, 0.0, hi,
+                            xtol=1e-13, rtol=1e-12)
+        return out
+
+    def value(wb: float) -> float:
+        if wb <= 0:
+            return 0.0
+        hi = wb * db[:, 0].min()
+        if wb + w_for(hi * (1 - 1e-12), wb).sum() <= 1.0:
+            return hi
+        return brentq(lambda t: wb + w_for(t, wb).sum() - 1.0, 0.0, hi * (1 - 1e-12), xtol=1e-14, rtol=1e-12)
+
+    res = minimize_scalar(lambda wb: -value(wb), bounds=(0.0, 1.0), method="bounded",
+                          options={"xatol": 1e-10, "maxiter": 200})
+    wb = float(res.x)
+    t = value(wb)
+    w = np.empty(m.size)
+    w[b] = wb
+    w[others] = w_for(t, wb)
+    w = w / w.sum()
+    achieved = pair(w[b], w[others], np.arange(others.size)).min()
+    return float(1.0 / achieved), w
+
+
+def characteristic_time_unknown_variance(mu: Any, sigma: Any, tolerance: float = 0.0,
+                                         grid: int = 2001) -> tuple[float, np.ndarray]:
+    """Characteristic time ``T*_u(mu, sigma)`` of best-arm identification with unknown variances.
+
+    ``1 / T*_u = sup_w min_{j != b} inf_u [w_b/2 log(1 + (mu_b - u)^2 / sigma_b^2)
+    + w_j/2 log(1 + (mu_j - u - eps)^2 / sigma_j^2)]`` (Jourdan, Degenne & Kaufmann, ALT
+    2023; with ``eps > 0`` the easiest right answer, as in :func:`characteristic_time`).
+    Every delta-correct strategy that does not know the variances needs
+    ``E[tau] >= T*_u kl(delta, 1 - delta)`` evaluations on Gaussian candidates.
+
+    Computed as :func:`characteristic_time` (equal pair values at the optimum, found by
+    root finding for a given share of the answer, maximised over that share), with the
+    infimum over ``u`` taken on ``grid`` points. The divergences are not convex in ``u``
+    (for large gaps the infimum moves only one of the two means), so no closed form.
+
+    Parameters
+    ----------
+    mu : array-like of shape (n_candidates,)
+    sigma : array-like of shape (n_candidates,) or float
+    tolerance : float >= 0, default 0
+    grid : int, default 2001
+        Points of the grid for the infimum over the common mean (the result can only be
+        slightly below the exact value).
+
+    Returns
+    -------
+    t_star : float
+    w_star : ndarray of shape (n_candidates,)
+
+    Examples
+    --------
+    >>> t, w = characteristic_time_unknown_variance([1.0, 0.0], [1.0, 1.0])   # 2 / log(1 + 1/4)
+    >>> round(t, 3), w.round(3).tolist()
+    (8.963, [0.5, 0.5])
+    """
+    m, s = _check_mu_sigma(mu, sigma)
+    if (isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not np.isfinite(tolerance)
+            or tolerance < 0):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    if not isinstance(grid, numbers.Integral) or grid < 3:
+        raise ValueError(f"grid must be an integer >= 3, got {grid!r}")
+    eps = float(tolerance)
+    answers = [int(np.argmax(m))] if eps == 0 else np.flatnonzero(m >= m.max() - eps).tolist()
+    best_t, best_w = float("inf"), np.full(m.size, np.nan)
+    for b in answers:
+        t, w = _unknown_variance_time_for_answer(m, s, b, eps, int(grid))
+        if t < best_t:
+            best_t, best_w = t, w
     return best_t, best_w
 
 
