@@ -205,7 +205,7 @@ def _unknown_variance_time_for_answer(m: np.ndarray, s: np.ndarray, b: int, eps:
             hi = 1.0
             while pair(wb, np.array([hi]), np.array([k]))[0] < t:
                 hi *= 2.0
-            out[k] = brentq(lambda w: pair(wb, np.array([w]), np.array([k]))[0] - t, 0.0, hi,
+            out[k] = brentq(lambda w, k=k: pair(wb, np.array([w]), np.array([k]))[0] - t, 0.0, hi,
                             xtol=1e-13, rtol=1e-12)
         return out
 
