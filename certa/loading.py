@@ -195,6 +195,7 @@ def load(store: str | os.PathLike) -> Selection:
         leader = _fallback_result(candidates, told)
         result = {**result, "best": leader["best"]}
     selection = Selection(candidates=candidates, told=told, result=result, seed=seed, strategy=spec)
+    selection._max_failures = desc.get("max_failures")
     selection.finished = finished
     selection.method = _method(spec, desc)
     ev = selection.evaluations
@@ -226,3 +227,41 @@ def _method(spec: dict[str, Any], desc: dict[str, Any]) -> str:
     if desc.get("evaluator") == "_SelectionEvaluator":
         return "nested"
     return METHODS.get(spec.get("strategy", ""), "other")
+
+
+def belief_history(selection: Selection) -> np.ndarray:
+    """Every candidate's P(best) after each evaluation of a fixed-confidence run (``stopping="bayes"``).
+
+    A run does not compute it as it goes (the Bayesian stopping rule only needs the leader's
+    P(best), see :class:`certa.strategies._belief.LeaderBelief`): the run's outcomes are told
+    again, in the same order, to a copy of its strategy that records the full P(best) vector
+    after each one, so the history is exactly what the run believed. Nothing is evaluated.
+    The result is kept in ``selection.result["belief_history"]``.
+
+    Returns
+    -------
+    ndarray of shape (n_updates, n_candidates)
+        One row per evaluation from the first at which every candidate had 3 scores.
+
+    Raises
+    ------
+    ValueError
+        If the selection is not a fixed-confidence run with ``stopping="bayes"``.
+    """
+    import copy
+
+    hist = np.asarray(selection.result.get("belief_history", []), dtype=float)
+    if hist.size:
+        return hist
+    strategy = selection._strategy_object
+    strategy = copy.deepcopy(strategy) if strategy is not None else rebuild_strategy(dict(selection.strategy))
+    if strategy is None or not hasattr(strategy, "_track_belief") or getattr(strategy, "stopping", None) != "bayes":
+        raise ValueError("this selection has no belief history (not a fixed-confidence run with stopping='bayes')")
+    strategy._track_belief = True
+    outcomes = {draw.key: (draw, outcome) for draw, outcome, _ in selection._told}
+    _replay(strategy, len(selection.candidates), selection.seed, outcomes, selection._max_failures)
+    hist = np.asarray(strategy.result()["belief_history"], dtype=float)
+    if not hist.size:
+        raise ValueError("this selection has no belief history yet (fewer than 3 scores of some candidate)")
+    selection.result["belief_history"] = hist
+    return hist

@@ -237,9 +237,9 @@ def score_distributions(selection: Any, ax: Any = None):
 def belief(selection: Any, ax: Any = None):
     """Bandits with a confidence target: P(best) of each candidate as evaluations accumulate (FIESTA's figure 2)."""
     sel = _selection(selection)
-    hist = np.asarray(sel.result.get("belief_history", []), dtype=float)
-    if hist.size == 0:
-        raise ValueError("this selection has no belief history (not a fixed-confidence run with stopping='bayes')")
+    from .loading import belief_history
+
+    hist = belief_history(sel)
     ax = _axes(ax)
     start = int(np.sum(sel.result["evaluations"])) - len(hist) + 1
     x = np.arange(start, start + len(hist))

@@ -21,6 +21,7 @@ from certa import (
 )
 from certa.search.bandit import belief_frame, plot_belief
 from certa.simulate import GaussianScores
+from certa.strategies._belief import p_best, posterior
 
 
 def gaussian_run(strategy, means, sds, seed=0, **kw):
@@ -243,6 +244,25 @@ def test_bandit_select_user_function_and_split():
     assert list(frame.columns) == ["a", "b"] and frame.iloc[-1]["b"] >= 0.95
     ax = plot_belief(sel)
     assert len(ax.lines) == 3
+
+
+def test_belief_history_is_the_posterior_p_best_after_each_evaluation():
+    # rebuilt after the run (the run itself only follows the leader): row t must be p_best of
+    # FIESTA's posterior of the scores told so far, computed here from the evaluations table
+    def evaluate(mean, train, test, seed):
+        return mean + np.random.default_rng(seed).normal(0, 0.05)
+
+    sel = bandit_select(evaluate, {"a": 0.60, "b": 0.66, "c": 0.63}, confidence=0.95, random_state=3)
+    hist = belief_frame(sel).to_numpy()
+    scores = [[], [], []]
+    expected = []
+    for c, x in zip(sel.evaluations["candidate"], sel.evaluations["score"]):
+        scores[c].append(x)
+        if min(len(s) for s in scores) >= 3:
+            expected.append(p_best(*posterior(scores)))
+    np.testing.assert_allclose(hist, np.array(expected), atol=1e-12)
+    assert hist[-1].max() >= 0.95 > hist[-2].max()
+    assert sel.result["confidence"] == pytest.approx(hist[-1].max(), abs=1e-12)
 
 
 def test_split_function_that_ignores_the_seed_is_refused():

@@ -11,6 +11,7 @@ from scipy.special import gammaln, stdtr
 
 from certa.strategies._belief import (
     DEFAULT_LOGIT_EPS,
+    LeaderBelief,
     _p_best_raw,
     ids_leader_probability,
     p_best,
@@ -186,6 +187,55 @@ def test_p_best_matches_adaptive_quadrature_on_random_configurations():
 def test_p_best_matches_adaptive_quadrature_on_many_random_configurations():
     worst = _check_against_quad(400, seed=12)
     assert worst <= 1e-6  # measured ~1e-8; the requirement is 1e-4
+
+
+def test_leader_p_best_matches_adaptive_quadrature_on_random_configurations():
+    # the leader-only quadrature (dyadic panels) against scipy's adaptive quadrature
+    rng = np.random.default_rng(21)
+    checked = 0
+    while checked < 25:
+        loc, scale, df = random_config(rng, int(rng.integers(2, 21)))
+        top = np.flatnonzero(loc == loc.max())
+        if top.size > 1:
+            continue
+        ref = quad_p_best(loc, scale, df)[top[0]]
+        assert LeaderBelief()(loc, scale, df, int(top[0])) == pytest.approx(ref, abs=1e-6)
+        checked += 1
+
+
+def test_leader_p_best_updated_incrementally_equals_a_fresh_computation():
+    # one cache across a run-like sequence: each step changes one candidate (sometimes the
+    # leader, whose scale shrinks), the leader changes, a candidate moves far; every value must
+    # equal a fresh computation (the cached rows are exactly those of the current posteriors)
+    rng = np.random.default_rng(4)
+    k = 40
+    loc = rng.normal(0.0, 0.3, k)
+    scale = np.exp(rng.uniform(-3.0, 0.0, k))
+    df = rng.choice([1.0, 2.0, 5.0, 30.0], k)
+    cached = LeaderBelief()
+    leaders = set()
+    for step in range(120):
+        c = int(np.argmax(loc)) if step % 3 == 0 else int(rng.integers(k))
+        loc[c] += rng.normal(0.0, 0.3 * scale[c])
+        scale[c] *= rng.uniform(0.9, 1.0)
+        df[c] += 1.0
+        if step == 60:
+            loc[int(rng.integers(k))] = loc.max() + 0.5   # a new leader
+        if step == 90:
+            scale[int(np.argmax(loc))] *= 0.01            # the leader narrows a lot
+        leader = int(np.argmax(loc))
+        leaders.add(leader)
+        assert cached(loc, scale, df, leader) == pytest.approx(LeaderBelief()(loc, scale, df, leader),
+                                                               rel=1e-9, abs=1e-13)
+    assert len(leaders) > 1
+
+
+def test_leader_p_best_of_many_candidates_matches_the_full_vector():
+    rng = np.random.default_rng(9)
+    loc = np.concatenate([[0.5], rng.normal(0.0, 0.2, 299)])
+    scale = np.exp(rng.uniform(-3.0, -1.0, 300))
+    df = rng.choice([1.0, 3.0, 10.0, 100.0], 300)
+    assert LeaderBelief()(loc, scale, df, 0) == pytest.approx(p_best(loc, scale, df)[0], abs=1e-6)
 
 
 def test_p_best_matches_monte_carlo_within_sampling_error():

@@ -163,25 +163,38 @@ def test_direct_driver_equals_runner(strategy):
 
 
 def test_direct_driver_result_equals_runner_result_with_history():
-    # with the belief history on (as in a user's run) the whole result is the same
+    # with the belief history on the whole result is the same
     strat = TopTwoThompson(0.9)
+    strat._track_belief = True
     ev = FunctionEvaluator(GaussianScores([0.0, 0.5], [1.0, 1.0]))
     res = run_direct(copy.deepcopy(strat), ev, 2, seed=9)
     sel = run(copy.deepcopy(strat), ev, [{"candidate": 0}, {"candidate": 1}], random_state=9)
     for key in ("evaluations", "p_best", "belief_history", "estimates"):
         np.testing.assert_array_equal(res[key], sel.result[key])
     assert res["best"] == sel.result["best"]
+    assert len(res["belief_history"]) > 0
 
 
-def test_skipping_the_quadrature_does_not_change_decisions():
-    ev = FunctionEvaluator(GaussianScores([0.0, 0.8, 0.4, 0.6], [1.0, 1.0, 1.0, 1.0]))
+@pytest.mark.parametrize("means, strategy", [
+    ([0.0, 0.8, 0.4, 0.6], TopTwoThompson(0.9)),
+    ([0.0, 0.8, 0.4, 0.6], TopTwoThompson(0.95, "ids")),
+    ([1.2] + list(np.linspace(0.0, -1.5, 29)), TopTwoThompson(0.9)),
+    ([0.0, 0.3, 1.2, 0.6, 0.2], BatchThompson(0.9, 3)),
+    ([0.0, 0.3, 1.2, 0.6, 0.2], UniformUntilConfident(0.9)),
+], ids=["ttts", "ids", "30_candidates", "batch", "uniform"])
+def test_leader_only_belief_makes_the_decisions_of_the_full_vector(means, strategy):
+    # default: the stopping rule looks only at the leader's P(best), incrementally, and skips it
+    # when a bound shows it cannot stop; tracked: the full P(best) vector after every evaluation
+    ev = FunctionEvaluator(GaussianScores(means, [1.0] * len(means)))
     for seed in range(3):
-        a, b = TopTwoThompson(0.9), TopTwoThompson(0.9)
-        b._track_belief = False
-        ra, rb = run_direct(a, ev, 4, seed), run_direct(b, ev, 4, seed)
+        a, b = copy.deepcopy(strategy), copy.deepcopy(strategy)
+        a._track_belief = True
+        ra, rb = run_direct(a, ev, len(means), seed), run_direct(b, ev, len(means), seed)
         np.testing.assert_array_equal(ra["evaluations"], rb["evaluations"])
-        assert ra["best"] == rb["best"]
+        assert ra["best"] == rb["best"] and ra["stop_reason"] == rb["stop_reason"] == "confident"
         np.testing.assert_allclose(ra["p_best"], rb["p_best"], atol=1e-12)
+        assert rb["confidence"] >= strategy.confidence
+        assert len(ra["belief_history"]) > 0 and len(rb["belief_history"]) == 0
 
 
 def test_simulate_parallel_equals_serial_and_checks_arguments():

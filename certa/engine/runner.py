@@ -357,8 +357,10 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     result = strategy.result()
     if strategy.dropped:
         result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
-    return Selection(candidates=cands, told=told, result=result, seed=seed,
-                     strategy=strategy.spec(), n_reused=n_reused)
+    selection = Selection(candidates=cands, told=told, result=result, seed=seed,
+                          strategy=strategy.spec(), n_reused=n_reused)
+    selection._strategy_object, selection._max_failures = strategy, max_failures
+    return selection
 
 
 class _EvaluatorShipping:

@@ -54,6 +54,10 @@ class Selection:
         self.strategy = strategy
         self.n_reused = n_reused
         self.info: dict[str, Any] = {}
+        # what is needed to tell the run again (certa.loading.belief_history, anytime results)
+        self._told = told
+        self._strategy_object: Any = None
+        self._max_failures: int | None = None
         rows = []
         self.payloads: dict[str, Any] = {}
         self.transient: dict[str, Any] = {}

@@ -390,10 +390,9 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
 
 def belief_frame(selection: Selection) -> pd.DataFrame:
     """P(best) of every candidate after each evaluation (rows) of a fixed-confidence run."""
-    hist = np.asarray(selection.result.get("belief_history", []))
-    if hist.size == 0:
-        raise ValueError("this selection has no belief history (not a fixed-confidence run)")
-    return pd.DataFrame(hist, columns=[c.name for c in selection.candidates])
+    from ..loading import belief_history
+
+    return pd.DataFrame(belief_history(selection), columns=[c.name for c in selection.candidates])
 
 
 def plot_belief(selection: Selection, ax: Any = None):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
-from ._belief import p_best
+from ._belief import LeaderBelief, p_best
 from ._fast import (
     SKIP_MARGIN,
     RunningStats,
@@ -55,10 +55,12 @@ class _Confident(Strategy):
     delta at which the rule would have stopped, valid at any time).
     """
 
-    #: Record P(best) after every evaluation (``belief_history``, the belief plot). The
-    #: simulation turns it off: the quadrature is then skipped whenever a cheap upper
-    #: bound shows that no candidate can reach the confidence (same stopping decisions).
-    _track_belief = True
+    #: Record every candidate's P(best) after every evaluation in ``result()["belief_history"]``.
+    #: Off: the Bayesian rule then needs only the leader's P(best), updated incrementally
+    #: (:class:`._belief.LeaderBelief`), and skips even that whenever a cheap upper bound shows
+    #: that no candidate can reach the confidence (same stopping decisions). The history of a
+    #: finished run is rebuilt on demand by :func:`certa.loading.belief_history`.
+    _track_belief = False
 
     def __init__(self, confidence: float, *, min_evals: int = 3, stopping: str = "bayes",
                  transform: str | None = None, max_evals: int | None = None, tolerance: float = 0.0) -> None:
@@ -96,6 +98,8 @@ class _Confident(Strategy):
         self._best = 0
         self._p = np.full(self.n_candidates, 1.0 / self.n_candidates)
         self._post = None
+        self._is_ready = False
+        self._leader_belief = LeaderBelief()
 
     def _initial_evals(self) -> int:
         """Evaluations per candidate before adapting: ``min_evals``, and for ``"glr"`` at least the
@@ -111,7 +115,10 @@ class _Confident(Strategy):
         return Draw(c, "split", (n,), seed=derive_seed(self.seed, c, n))
 
     def _ready(self) -> bool:
-        return all(len(self._scores[c]) >= 3 for c in self._alive())
+        # once every candidate left has 3 scores it stays so (scores only grow, drops only remove)
+        if not self._is_ready:
+            self._is_ready = all(len(self._scores[c]) >= 3 for c in self._alive())
+        return self._is_ready
 
     def _live_stats(self) -> RunningStats:
         """The running statistics of the candidates not dropped (all of them if none is)."""
@@ -155,11 +162,19 @@ class _Confident(Strategy):
     def _update_belief(self) -> None:
         if self.stopping == "bayes":
             loc, scale, df = self._posterior()
-            if (not self._track_belief and self.confidence > 0.5 + SKIP_MARGIN
-                    and p_best_upper_bound(loc, scale, df) < self.confidence - SKIP_MARGIN):
-                # no candidate can reach the confidence: the quadrature could not make the
-                # rule stop, so it is skipped (P(best) is computed when it is asked for)
+            if not self._track_belief and self.tolerance == 0.0 and self.confidence > 0.5:
+                # Only the candidate with the highest location can have P(best) > 1/2 (see
+                # p_best_upper_bound), so only its P(best) decides; it is updated incrementally.
+                # The full vector is computed when it is asked for (result()).
                 self._p = None
+                top = np.flatnonzero(loc == loc.max())
+                if (top.size > 1 or (self.confidence > 0.5 + SKIP_MARGIN
+                                     and p_best_upper_bound(loc, scale, df) < self.confidence - SKIP_MARGIN)):
+                    return   # no candidate can reach the confidence
+                leader = int(top[0])
+                if self._leader_belief(loc, scale, df, leader) >= self.confidence:
+                    self._best = self._unview(leader)
+                    self._stopped, self._stop_reason = True, "confident"
                 return
             self._p = self._expand(p_best(loc, scale, df))
             if self._track_belief:
