@@ -294,7 +294,8 @@ def section_overhead(seed: int) -> dict[str, Any]:
             strat = TopTwoThompson(0.95, "ids", stopping=stopping)
             strat._track_belief = False
             strat.start(k, seed)
-            n_eval = 3 * k + 300
+            n_init = strat._initial_evals() * k   # glr: min_count per candidate (10-11 at 100-1,000)
+            n_eval = n_init + 300
             times = []
             done = 0
             while done < n_eval and not strat.finished:
@@ -306,7 +307,7 @@ def section_overhead(seed: int) -> dict[str, Any]:
                 strat.tell(d, Outcome(score=score))
                 t3 = time.perf_counter()
                 done += 1
-                if done > 3 * k:    # after the initial round: the adaptive decisions
+                if done > n_init:    # after the initial round: the adaptive decisions
                     times.append((t1 - t0) + (t3 - t2))
             rows.append({"candidates": k, "stopping": stopping, "evaluations_timed": len(times),
                          "median_ms": 1e3 * float(np.median(times)), "mean_ms": 1e3 * float(np.mean(times)),
