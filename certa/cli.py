@@ -178,11 +178,12 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def _run_select(args) -> None:
+def _run_select(args) -> int:
     import json
     import os
+    import signal
 
-    from .engine.runner import run
+    from .engine.runner import RunInterrupted, run
     from .loading import load
     from .search.bandit import make_strategy
     from .summary import print_summary, summarize
@@ -196,12 +197,25 @@ def _run_select(args) -> None:
                              n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
                              tolerance=args.tolerance)
     progress = not args.no_progress and not args.json and sys.stderr.isatty()
-    selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates, random_state=args.seed,
-                    n_jobs=args.jobs, store=args.store, retries=args.retries, timeout=args.timeout,
-                    progress=progress)
+    received: list[int] = []
+
+    def on_sigterm(signum, frame):   # SIGTERM ends the run like Ctrl-C: the anytime answer, then exit 143
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    interrupted = None
+    try:
+        selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates,
+                        random_state=args.seed, n_jobs=args.jobs, store=args.store, retries=args.retries,
+                        timeout=args.timeout, progress=progress)
+    except RunInterrupted as exc:
+        interrupted, selection = exc, exc.selection
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     n_reused = selection.n_reused
     if args.store:
-        selection = load(args.store)
+        selection = load(args.store)   # everything recorded, read back (also what certa show prints)
     else:
         selection.method = "bandit"
     summary = summarize(selection)
@@ -210,6 +224,15 @@ def _run_select(args) -> None:
         print(json.dumps(summary, indent=2, default=repr))
     else:
         print_summary(summary)
+    if interrupted is None:
+        return 0
+    name = "SIGTERM" if received else "SIGINT"
+    kept = (f"{selection.n_evaluations} finished evaluations are kept in {args.store}: run the same command "
+            f"to resume, or 'certa show {args.store}'" if args.store
+            else f"{selection.n_evaluations} evaluations were not kept (no --store)")
+    print(f"certa select: interrupted by {name}: the recommendation above is the answer so far; {kept}",
+          file=sys.stderr)
+    return 143 if received else 130
 
 
 def _run_show(args) -> None:
@@ -433,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "compare":
             _run_compare(args)
         elif args.command == "select":
-            _run_select(args)
+            return _run_select(args)
         elif args.command == "show":
             _run_show(args)
         elif args.command == "report":

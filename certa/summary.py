@@ -65,23 +65,40 @@ def ranked_table(selection: Selection) -> pd.DataFrame:
         filled = key.to_numpy(dtype=float).copy()
         filled[~np.isfinite(filled)] = -np.inf
         order = np.lexsort((np.arange(len(filled)), -filled))
-        if selection.finished:  # the strategy's choice first, whatever its estimate
+        if selection.finished or _anytime(selection):  # the strategy's choice first, whatever its estimate
             order = [selection.best_index] + [i for i in order if i != selection.best_index]
     table = table.iloc[list(order)].copy()
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     return table
 
 
+def _anytime(selection: Selection) -> bool:
+    """Whether the run's result states a confidence for its recommendation (every bandit does)."""
+    return selection.method == "bandit" and "confidence" in selection.result
+
+
 def _statement(selection: Selection) -> str:
     res, spec, method = selection.result, selection.strategy, selection.method
     name = selection.best.name
+    target = spec.get("confidence")
+    if not selection.finished and _anytime(selection):
+        n = selection.n_evaluations
+        return (f"run not finished (stopped early, killed or interrupted) after {n} evaluations; "
+                f"recommended so far: {name}: {res.get('guarantee', '')}"
+                + (f"; target {target} not reached" if target is not None else "")
+                + "; run the same command or call with the same store to resume")
     if not selection.finished:
         n = selection.n_evaluations
         total = selection.info.get("total_draws")
         return (f"run not finished: {n} evaluations told" + (f" of {total} planned" if total else "")
                 + "; the leader so far is the candidate with the highest mean, not a decision")
+    if method == "bandit" and "confidence" in res and target is None:   # a fixed budget
+        return (f"{name} chosen by {spec.get('strategy')} after a fixed budget of {spec.get('budget')} "
+                f"evaluations: {res.get('guarantee', '')} (confidence reached, anytime-valid)")
+    if method == "bandit" and "confidence" in res and not res.get("target_reached", True):
+        return (f"{name} chosen: {res.get('guarantee', '')} (target {target} not reached: "
+                f"stop: {res.get('stop_reason')})")
     if method == "bandit" and "confidence" in res:
-        target = spec.get("confidence")
         rule = res.get("stopping", spec.get("stopping"))
         what = ("posterior P(best) under independent Student-t beliefs (FIESTA's rule: a Bayesian statement, "
                 "not a frequentist guarantee)" if rule == "bayes"
@@ -157,7 +174,8 @@ def summarize(selection: Selection) -> dict[str, Any]:
     }
     res = selection.result
     if selection.method == "bandit":
-        out["bandit"] = {k: _plain(res[k]) for k in ("confidence", "stop_reason", "stopping", "tolerance", "guarantee")
+        out["bandit"] = {k: _plain(res[k]) for k in ("confidence", "target_confidence", "target_reached",
+                                                     "stop_reason", "stopping", "tolerance", "guarantee")
                          if k in res}
     rep = stability(selection) if selection.finished else None
     if rep is not None:
@@ -237,6 +255,8 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
         console.print(f"interval of the mean: {', '.join(sorted(intervals))}", highlight=False)
     if summary["finished"]:
         console.print(f"[bold green]Choice[/bold green]: {summary['choice']['name']}", highlight=False)
+    elif "confidence" in summary.get("bandit", {}):
+        console.print(f"[bold yellow]Recommended so far[/bold yellow]: {summary['choice']['name']}", highlight=False)
     else:
         leader = summary["candidates"][0]["name"] if summary["n_evaluations"] else "none yet"
         console.print(f"[bold yellow]Leader so far[/bold yellow]: {leader}", highlight=False)

@@ -4,7 +4,7 @@ from .draws import Draw, Outcome, derive_seed
 from .evaluators import EstimatorEvaluator, Evaluator, FunctionEvaluator
 from .executors import InlineExecutor, RayExecutor, resolve_executor
 from .plans import JKFoldPlan, Plan, RandomSplitPlan, SplitsPlan
-from .runner import run
+from .runner import RunInterrupted, run
 from .selection import Selection
 from .store import MemoryStore, SQLiteStore, Store
 from .strategy import Strategy
@@ -22,6 +22,7 @@ __all__ = [
            "Plan",
            "RandomSplitPlan",
            "RayExecutor",
+           "RunInterrupted",
            "SQLiteStore",
            "Selection",
            "SplitsPlan",

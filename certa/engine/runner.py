@@ -85,6 +85,30 @@ class AllEvaluationsFailedError(RuntimeError):
     """Every evaluation of a run failed: there is nothing to choose from."""
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (``KeyboardInterrupt``) before its strategy finished.
+
+    Every finished evaluation is kept: in the store when the run had one (run the same call
+    again to resume, or ``certa.load(store)`` to read it without evaluating anything), and in
+    ``selection`` in any case.
+
+    Attributes
+    ----------
+    selection : Selection
+        The anytime answer: the strategy's recommendation from the evaluations told so far
+        and, for a bandit, the confidence reached for it (``result["confidence"]``,
+        ``result["target_reached"]`` is False); ``finished`` is False.
+    store : str or None
+        Path of the run's SQLite store, if it had one.
+    """
+
+    def __init__(self, selection: Selection, store: str | None) -> None:
+        where = f"; its evaluations are kept in {store}" if store else ""
+        super().__init__(f"run interrupted after {selection.n_evaluations} evaluations{where}")
+        self.selection = selection
+        self.store = store
+
+
 def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_state: int | None = 0,
         n_jobs: int | None = 1, executor: Any = None, store: Store | str | os.PathLike | None = None,
         retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
@@ -140,6 +164,10 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
 
     Raises
     ------
+    RunInterrupted
+        On Ctrl-C (a ``KeyboardInterrupt`` subclass): ``exc.selection`` is the anytime answer
+        from the evaluations finished so far (with a store they are also kept there: call
+        again to resume, or read them with ``certa.load(store)``).
     AllEvaluationsFailedError
         If every evaluation failed, naming the first failure; raised early when the
         first evaluation of every candidate failed with the same error (not with
@@ -339,6 +367,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
             told.append((head.draw, head.outcome, head.attempt if head.outcome is not None else 1))
             bar.advance(head.outcome)
             after_tell(head.draw, head.outcome)
+    except KeyboardInterrupt as exc:
+        raise RunInterrupted(_partial_selection(strategy, cands, told, seed, n_reused, max_failures),
+                             getattr(the_store, "path", None)) from exc
     finally:
         for e in queue:
             if e.future is not None and not e.future.done():
@@ -359,6 +390,28 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
     selection = Selection(candidates=cands, told=told, result=result, seed=seed,
                           strategy=strategy.spec(), n_reused=n_reused)
+    selection._strategy_object, selection._max_failures = strategy, max_failures
+    return selection
+
+
+def _partial_selection(strategy: Strategy, cands: list[Candidate], told: list, seed: int, n_reused: int,
+                       max_failures: int | None) -> Selection:
+    """The strategy's answer from what it has been told so far (a run cut short)."""
+    try:
+        result = strategy.result()
+    except Exception:  # noqa: BLE001 - a strategy with too little to decide: the highest mean so far
+        sums, counts = np.zeros(len(cands)), np.zeros(len(cands))
+        for draw, outcome, _ in told:
+            if outcome.ok:
+                sums[draw.candidate] += outcome.score
+                counts[draw.candidate] += 1
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        result = {"best": int(np.nanargmax(means)) if np.isfinite(means).any() else 0, "estimates": means}
+    if strategy.dropped:
+        result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
+    selection = Selection(candidates=cands, told=list(told), result=result, seed=seed, strategy=strategy.spec(),
+                          n_reused=n_reused)
+    selection.finished = False
     selection._strategy_object, selection._max_failures = strategy, max_failures
     return selection
 

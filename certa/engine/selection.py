@@ -78,6 +78,12 @@ class Selection:
                                                      "size", "score", "status", "error", "attempts",
                                                      "duration", "key"])
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the strategy object may hold unpicklable state (generators); it is rebuilt from its spec
+        state = dict(self.__dict__)
+        state["_strategy_object"] = None
+        return state
+
     @property
     def best_index(self) -> int:
         return int(self.result["best"])

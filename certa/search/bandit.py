@@ -152,6 +152,10 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     best_name_ is the chosen candidate's name; with ``candidates=`` (named models)
     ``best_params_`` is ``{"name": ..., "model": ...}``.
 
+    Interrupted ``fit`` (Ctrl-C): :class:`certa.RunInterrupted` is raised; its ``selection``
+    is the anytime answer (recommendation and confidence reached) from every finished
+    evaluation, which are also kept in ``store`` when one is given (fit again to resume).
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -334,6 +338,9 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
 
     ``tolerance`` (fixed confidence): stop once the choice is within ``tolerance`` of the
     best with the stated confidence.
+
+    On Ctrl-C, :class:`certa.RunInterrupted` carries the anytime ``Selection`` (``exc.selection``);
+    with ``store`` the finished evaluations are kept there too (call again to resume).
 
     Returns
     -------

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
+from ._anytime import anytime_confidence
 from ._validation import check_int
 
 
@@ -163,8 +164,10 @@ class SequentialHalving(_Rounds):
         return self._done
 
     def result(self) -> dict[str, Any]:
-        return {"best": int(self._survivors[0]), "estimates": self._means(), "evaluations": self._counts(),
-                "rounds": self._history, "spent": int(self._counts().sum())}
+        best = int(self._survivors[0])
+        return {"best": best, "estimates": self._means(), "evaluations": self._counts(),
+                "rounds": self._history, "spent": int(self._counts().sum()),
+                **anytime_confidence(self._scores, best, self._dropped)}
 
 
 class EqualAllocation(_Rounds):
@@ -206,4 +209,6 @@ class EqualAllocation(_Rounds):
     def result(self) -> dict[str, Any]:
         means = self._means()
         means[list(self._dropped)] = -np.inf  # never chosen while another candidate is left
-        return {"best": int(np.argmax(means)), "estimates": means, "evaluations": self._counts()}
+        best = int(np.argmax(means))
+        return {"best": best, "estimates": means, "evaluations": self._counts(),
+                **anytime_confidence(self._scores, best, self._dropped)}

@@ -276,16 +276,28 @@ class _Confident(Strategy):
         return self._stopped
 
     def result(self) -> dict[str, Any]:
+        """The recommendation and the confidence reached for it, whatever ended the run.
+
+        Valid at any point of a run (stopped or not): ``best`` is the rule's current
+        recommendation (the highest mean for ``"glr"``, the highest P(best) for ``"bayes"``; the
+        highest mean while some candidate has fewer than 3 scores) and ``confidence`` what the
+        rule gives it now (``nan`` before 3 scores each). ``target_reached`` says whether the run
+        stopped because ``confidence`` reached ``target_confidence``.
+        """
         means = np.array([np.mean(s) if s else np.nan for s in self._scores])
         p = self._p_best()  # (also sets the choice when the last P(best) was skipped)
         if not self._ready():
             reached = float("nan")
+            alive = [c for c in self._alive() if self._scores[c]]
+            if alive and not self._stopped:   # the highest mean so far
+                self._best = max(alive, key=lambda c: (means[c], -c))
         elif self.stopping == "glr":
             reached = self._glr_confidence()
         else:
             reached = self._bayes_confidence()
         return {"best": int(self._best), "estimates": means, "p_best": p.copy(),
                 "confidence": reached, "target_confidence": self.confidence, "tolerance": self.tolerance,
+                "target_reached": self._stop_reason == "confident",
                 "guarantee": guarantee_text(reached, self.tolerance, self.stopping),
                 "evaluations": self._asked.copy(),
                 "failed": self._failed.copy(), "stop_reason": self._stop_reason or "not stopped",

@@ -1,0 +1,48 @@
+"""The confidence reached for a recommendation, from the scores alone (any strategy, any time).
+
+The GLR statistic of :mod:`._glr` compares per-candidate e-processes, which stay valid
+whatever chose the evaluations and whenever one looks: ``1 - glr_delta_reached(min_j
+Z_best,j)`` is a frequentist confidence (for Gaussian scores) that the recommended candidate is
+the best, at any time of any run. Fixed-budget strategies (sequential halving, equal
+allocation) report it for their choice, so every bandit result states the confidence reached.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ._fast import glr_min_statistic_fast
+from ._glr import glr_delta_reached
+
+
+def anytime_confidence(scores: Sequence[Sequence[float]], best: int,
+                       dropped: Mapping[int, str] | None = None) -> dict:
+    """``confidence`` (GLR, anytime-valid), ``guarantee`` in words and ``stopping`` for ``best``.
+
+    Candidates dropped or without scores are left out; the confidence is 0 when another
+    candidate has a higher mean (the statistic then cannot rule it out) and ``nan`` when
+    ``best`` has no score or no other candidate has one.
+
+    Examples
+    --------
+    >>> r = anytime_confidence([[1.0, 1.2, 0.9] * 10, [0.0, 0.2, -0.1] * 10], 0)
+    >>> r["confidence"] > 0.999, r["stopping"]
+    (True, 'glr')
+    >>> anytime_confidence([[1.0, 1.2, 0.9], [2.0, 2.1, 1.9]], 0)["confidence"]
+    0.0
+    """
+    from .thompson import guarantee_text
+
+    dropped = dropped or {}
+    live = [c for c in range(len(scores)) if c not in dropped and len(scores[c]) > 0]
+    conf = float("nan")
+    if best in live and len(live) >= 2:
+        arr = [np.asarray(scores[c], dtype=float) for c in live]
+        mean = np.array([a.mean() for a in arr])
+        var = np.array([a.var() for a in arr])
+        n = np.array([a.size for a in arr], dtype=float)
+        top, zmin = glr_min_statistic_fast(mean, var, n)
+        conf = 1.0 - glr_delta_reached(zmin, len(live)) if live[top] == best and mean[top] > np.delete(
+            mean, top).max() else 0.0
+    return {"confidence": conf, "guarantee": guarantee_text(conf, 0.0, "glr"), "stopping": "glr"}
