@@ -176,6 +176,22 @@ def test_cap_and_floor_hold_in_a_run():
         assert r["survived"][r["candidates"].index(39)]
 
 
+def test_floor_holds_in_a_run_when_the_evidence_drops_almost_everything():
+    # one setting far ahead (0.95) of 19 (0.30-0.50) on 400 shared examples: the race alone keeps the leader
+    # only; the floor brings back the next score bins up to ceil(0.2 * 20) = 4, and the baseline (the
+    # worst, 0.30) comes on top of them; in round 1 ceil(0.2 * 5) = 1: the leader and the baseline go on
+    accs = [0.95] + list(np.linspace(0.30, 0.50, 19))
+    sel = run(ProgressiveSampling(1600, [100, 200, 400, 800, 1600], "race", baseline=1),
+              FunctionEvaluator(_nested), {"acc": accs}, random_state=1)
+    first, second = sel.result["rounds"][:2]
+    kept = {c for c, s in zip(first["candidates"], first["survived"]) if s}
+    added = {c for c, a in zip(first["candidates"], first["added_by_floor"]) if a}
+    assert first["leader"] == 0 and kept == {0, 1, 17, 18, 19} and added == {17, 18, 19}
+    assert second["candidates"] == [0, 1, 17, 18, 19] and second["n_survived"] == 2
+    assert not any(second["added_by_floor"])
+    assert sel.best_index == 0 and sel.result["baseline"]["beat_baseline"]
+
+
 def test_race_resumes_from_a_store_with_its_payloads(tmp_path):
     grid = {"acc": [0.5, 0.6, 0.7, 0.8, 0.9]}
     path = tmp_path / "race.sqlite"
