@@ -44,6 +44,7 @@ import argparse
 import base64
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import platform
@@ -113,6 +114,10 @@ def load_draw(name: str, n: int, seed: int, lookup_dir: Path) -> tuple[np.ndarra
     raise ValueError(f"unknown draw {name!r}; expected 'bundled' or 'lookup2'")
 
 
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def _grid_token(cands) -> str:
     return hashlib.sha256("\n".join(c.name for c in cands).encode()).hexdigest()[:16]
 
@@ -169,6 +174,7 @@ def time_exhaustive_sample(est, grid, X, y, seed, n_jobs, cache_transformers, ev
     wall = time.perf_counter() - t0
     scale = len(cands) / len(sample)
     return {"n_timed": len(sample), "every": every, "wall_s_timed": wall, "wall_s": wall * scale,
+            "load_average_end": list(os.getloadavg()),
             "eval_s": float(sel.evaluations["duration"].sum()) * scale,
             "scores_timed": np.asarray(sel.result["estimates"], dtype=float).tolist()}
 
@@ -277,7 +283,7 @@ def one_learner(name, draw, args, X, y):
                "top5_exhaustive_ranks": [int(ex_rank[c]) for c in top5],
                "top5": [cands[c].name for c in top5],
                "rounds": search.round_summary_.to_dict(orient="records"),
-               "n_evaluations": len(search.selection_.evaluations)}
+               "n_evaluations": len(search.selection_.evaluations), "load_average_end": list(os.getloadavg())}
         vs = getattr(search, "vs_baseline_", None)
         if vs is not None:
             row["vs_baseline"] = {k: (cands[find_index(cands, v)].name if isinstance(v, dict) else
@@ -301,7 +307,7 @@ def one_learner(name, draw, args, X, y):
                           "chosen": cands[chosen].name, "chosen_accuracy": acc,
                           "exhaustive_rank": int(ex_rank[chosen]),
                           "error_reduction_vs_default_pct": 100 * (err_default - (1 - acc)) / err_default,
-                          "n_iterations": int(halving.n_iterations_),
+                          "n_iterations": int(halving.n_iterations_), "load_average_end": list(os.getloadavg()),
                           "n_resources": [int(r) for r in halving.n_resources_]}
         print(f"[{draw}/{name}] halving: rank {out['halving']['exhaustive_rank']}, {wall:.0f} s", flush=True)
     return out
@@ -310,6 +316,29 @@ def one_learner(name, draw, args, X, y):
 def _fmt_ci(row):
     lo, hi = row["exhaustive_diff_vs_default_ci95"]
     return f"{100 * row['exhaustive_diff_vs_default']:+.2f} [{100 * lo:+.2f}, {100 * hi:+.2f}]"
+
+
+def _load(row) -> str:
+    la = row.get("load_average_end")
+    return "-" if not la else f"{la[0]:.1f}"
+
+
+def _parts_note(res) -> str:
+    if not res.get("parts"):
+        return ""
+    timing = res.get("parts_timing")
+    if not timing:  # older merges did not record when each part ran
+        return (f" Merged from {len(res['parts'])} runs ({', '.join(res['parts'])}), one per draw and learner, run as "
+                "separate processes at the same time (each compares its own methods under the same load; the load "
+                "averages are the highest of the runs).")
+    runs = "; ".join(f"`{t['tag']}`: " + (f"{t['started_at']} to {t['finished_at']}" if t["started_at"] else
+                                          "times not recorded in its result file")
+                     + f", 1-min load {t['load_average_start'][0]:.1f} -> {t['load_average_end'][0]:.1f}"
+                     for t in timing)
+    how = {True: "at overlapping times", False: "one after another, never two at once",
+           None: "(whether they overlapped is not recorded)"}[res.get("parts_overlap")]
+    return (f" Merged from {len(timing)} runs, {how} (each compares its own methods "
+            f"under the same load; the load averages above are the highest of the runs): {runs}.")
 
 
 def markdown(res) -> str:
@@ -325,12 +354,11 @@ def markdown(res) -> str:
              "reduction is relative to the learner's default setting; 'vs default' is the exhaustive accuracy "
              "difference chosen - default in points with a 95 % paired interval over the evaluation examples. "
              f"Race: confidence {res['confidence']}, default setting as baseline."
-             + (f" Merged from {len(res['parts'])} runs ({', '.join(res['parts'])}), one per draw and learner, run as "
-                "separate processes at the same time (each compares its own methods under the same load; the load "
-                "averages are the highest of the runs)." if res.get("parts") else ""), ""]
+             + _parts_note(res), ""]
     head = ("| draw | learner | method | survival | exhaustive ranks of top 5 | chosen accuracy | error reduction vs default "
-            "| vs default (exhaustive, points) | wall time (s) | % of exhaustive wall | % of exhaustive eval time |")
-    lines += [head, "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| vs default (exhaustive, points) | wall time (s) | % of exhaustive wall | % of exhaustive eval time "
+            "| 1-min load after |")
+    lines += [head, "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for draw, learners in res["draws"].items():
         for name, r in learners.items():
             ex = r["exhaustive"]
@@ -340,7 +368,8 @@ def markdown(res) -> str:
                 f" (ranking cached; time: {ex['timed_sample']['n_timed']} settings timed in this job, scaled)"
             lines.append(f"| {draw} | {name} ({r['n_settings']}) | exhaustive{reused} | - | 1 | {ex['best_accuracy']:.4f} | "
                          f"{100 * ((1 - d_acc) - (1 - ex['best_accuracy'])) / (1 - d_acc):.1f} % | "
-                         f"{100 * (ex['best_accuracy'] - d_acc):+.2f} | {ex['wall_s']:.0f} | 100 | 100 |")
+                         f"{100 * (ex['best_accuracy'] - d_acc):+.2f} | {ex['wall_s']:.0f} | 100 | 100 | "
+                         f"{_load(ex['timed_sample'] if ex['timed_sample'] else ex)} |")
             for label, schedule, survival in PROGRESSIVE:
                 if label not in r:
                     continue
@@ -349,12 +378,12 @@ def markdown(res) -> str:
                 lines.append(f"| {draw} | {name} | {schedule} | {rule} | {', '.join(map(str, p['top5_exhaustive_ranks']))} | "
                              f"{p['chosen_accuracy']:.4f}{' (default)' if p['chosen_is_default'] else ''} | "
                              f"{p['error_reduction_vs_default_pct']:.1f} % | {_fmt_ci(p)} | {p['wall_s']:.0f} | "
-                             f"{p['time_vs_exhaustive_pct']:.1f} | {p['eval_time_vs_exhaustive_pct']:.1f} |")
+                             f"{p['time_vs_exhaustive_pct']:.1f} | {p['eval_time_vs_exhaustive_pct']:.1f} | {_load(p)} |")
             if "halving" in r:
                 h = r["halving"]
                 lines.append(f"| {draw} | {name} | HalvingGridSearchCV | - | {h['exhaustive_rank']} (choice only) | "
                              f"{h['chosen_accuracy']:.4f} | {h['error_reduction_vs_default_pct']:.1f} % | - | "
-                             f"{h['wall_s']:.0f} | {h['time_vs_exhaustive_pct']:.1f} | - |")
+                             f"{h['wall_s']:.0f} | {h['time_vs_exhaustive_pct']:.1f} | - | {_load(h)} |")
     lines += ["", "Default settings (exhaustive accuracy, rank): " + "; ".join(
         f"{draw}/{k}: `{v['default']['setting']}` ({v['default']['accuracy']:.4f}, rank {v['default']['exhaustive_rank']})"
         for draw, learners in res["draws"].items() for k, v in learners.items()), ""]
@@ -428,6 +457,16 @@ def combine(args) -> dict:
     res["load_average_start"] = [max(p["load_average_start"][i] for p in parts) for i in range(3)]
     res["load_average_end"] = [max(p["load_average_end"][i] for p in parts) for i in range(3)]
     res["total_wall_s"] = max(p["total_wall_s"] for p in parts)
+    timing = []
+    for tag, p in zip(args.combine.split(","), parts, strict=True):
+        timing.append({"tag": tag, "started_at": p.get("started_at"), "finished_at": p.get("finished_at"),
+                       "load_average_start": p["load_average_start"], "load_average_end": p["load_average_end"]})
+    res["parts_timing"] = timing
+    if all(t["started_at"] and t["finished_at"] for t in timing):
+        timing.sort(key=lambda t: t["started_at"])
+        res["parts_overlap"] = any(b["started_at"] < a["finished_at"] for a, b in itertools.pairwise(timing))
+    else:  # runs made before the script recorded their times
+        res["parts_overlap"] = None
     for p in parts:
         for draw, learners in p["draws"].items():
             for name, rows in learners.items():  # runs of the same learner add their method rows
@@ -473,7 +512,7 @@ def main(argv=None) -> dict:
     res = {"quick": args.quick, "n_instances": n_inst, "seed": args.seed, "n_jobs": args.n_jobs,
            "n_train": plan.n_train(n_inst), "n_eval": n_inst - plan.n_train(n_inst), "confidence": args.confidence,
            "python": platform.python_version(), "cache_transformers": args.cache, "niceness": os.nice(0),
-           "load_average_start": list(os.getloadavg()), "draws": {}}
+           "load_average_start": list(os.getloadavg()), "started_at": _utc_now(), "draws": {}}
     t0 = time.perf_counter()
     for draw in args.draws.split(","):
         X, y = load_draw(draw, n_inst, args.seed, args.lookup)
@@ -487,6 +526,7 @@ def main(argv=None) -> dict:
         return res
     res["total_wall_s"] = time.perf_counter() - t0
     res["load_average_end"] = list(os.getloadavg())
+    res["finished_at"] = _utc_now()
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     stem = "progressive_lemma" + ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
