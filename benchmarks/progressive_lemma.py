@@ -154,6 +154,7 @@ def exhaustive(est, grid, X, y, seed, n_jobs, cache_transformers):
             "wall_s": wall, "eval_s": float(sel.evaluations["duration"].sum()), "n_jobs": n_jobs,
             "load_average_start": load0, "load_average_end": list(os.getloadavg()),
             "n_eval": len(test), "correct": [_pack(c) for c in correct],
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "unset"),
             "recorded_at": time.strftime("%Y-%m-%d %H:%M:%S %z")}
 
 
@@ -335,9 +336,9 @@ def _parts_note(res) -> str:
                                           "times not recorded in its result file")
                      + f", 1-min load {t['load_average_start'][0]:.1f} -> {t['load_average_end'][0]:.1f}"
                      for t in timing)
-    how = {True: "at overlapping times", False: "one after another, never two at once",
-           None: "(whether they overlapped is not recorded)"}[res.get("parts_overlap")]
-    return (f" Merged from {len(timing)} runs, {how} (each compares its own methods "
+    how = {True: "made at overlapping times", False: "made one after another, never two at once",
+           None: "(whether they overlapped is not recorded in their result files)"}[res.get("parts_overlap")]
+    return (f" Merged from {len(timing)} runs {how} (each compares its own methods "
             f"under the same load; the load averages above are the highest of the runs): {runs}.")
 
 
@@ -348,7 +349,8 @@ def markdown(res) -> str:
              "lookup table after the bundled 70,000, see the script), each split once, stratified 80/20: "
              f"{res['n_train']} train / {res['n_eval']} evaluation; n_jobs={res['n_jobs']}, under `nice`, on a "
              f"shared 2-core machine (1-min load average {res['load_average_start'][0]:.1f} at the start, "
-             f"{res['load_average_end'][0]:.1f} at the end). cache_transformers={res['cache_transformers']} in every "
+             f"{res['load_average_end'][0]:.1f} at the end), OMP_NUM_THREADS={res.get('omp_num_threads', 'unset')}. "
+             f"cache_transformers={res['cache_transformers']} in every "
              "certa search. Ranks are in the exhaustive ranking (1 = best; ties share the best rank). Accuracy of "
              "every chosen setting is its exhaustive score (whole training part, whole evaluation part); error "
              "reduction is relative to the learner's default setting; 'vs default' is the exhaustive accuracy "
@@ -512,6 +514,7 @@ def main(argv=None) -> dict:
     res = {"quick": args.quick, "n_instances": n_inst, "seed": args.seed, "n_jobs": args.n_jobs,
            "n_train": plan.n_train(n_inst), "n_eval": n_inst - plan.n_train(n_inst), "confidence": args.confidence,
            "python": platform.python_version(), "cache_transformers": args.cache, "niceness": os.nice(0),
+           "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "unset"),
            "load_average_start": list(os.getloadavg()), "started_at": _utc_now(), "draws": {}}
     t0 = time.perf_counter()
     for draw in args.draws.split(","):

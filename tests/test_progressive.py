@@ -244,8 +244,9 @@ def test_front_scores_match_direct_fits_and_workers_do_not_matter():
     plan = SubsetPlan(5)
     for row in one.rounds_.itertuples():
         tr, ev = plan.split(Draw(row.candidate, "subset", (row.round,), size=row.size), y, 600)
-        est = DecisionTreeClassifier(random_state=0, **cands[row.candidate].params).fit(X[tr], y[tr])
-        assert row.score == est.score(X[ev], y[ev]) and row.eval_size == len(ev)
+        # the evaluator seeds each round's fits with the round's draw seed
+        est = DecisionTreeClassifier(random_state=derive_seed(5, row.round), **cands[row.candidate].params)
+        assert row.score == est.fit(X[tr], y[tr]).score(X[ev], y[ev]) and row.eval_size == len(ev)
     res = one.cv_results_
     assert res["rank_test_score"][one.best_index_] == 1
     assert np.array_equal(res["round0_test_score"], one.selection_.result["scores"][0], equal_nan=True)
