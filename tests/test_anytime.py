@@ -256,3 +256,15 @@ def test_sigint_and_sigterm_print_the_anytime_answer_and_exit_nonzero(project, s
     assert summary["choice"]["name"] == list(MEANS)[best]
     assert summary["bandit"]["confidence"] == pytest.approx(conf, abs=1e-6)
     assert summary["bandit"]["target_reached"] is False and summary["finished"] is False
+
+
+@pytest.mark.parametrize("stopping", ["glr", "bayes"])
+def test_interrupt_before_three_scores_each_gives_the_highest_mean_and_no_confidence(stopping):
+    with pytest.raises(RunInterrupted) as info:
+        run(TopTwoThompson(0.99, stopping=stopping), FunctionEvaluator(_InterruptAfter(6)),
+            [{"m": m} for m in MEANS.values()], random_state=4)
+    sel = info.value.selection
+    means = [np.mean(s) if s else -np.inf for s in scores_of(sel)]
+    assert sel.n_evaluations == 5 and sel.best_index == int(np.argmax(means))
+    assert np.isnan(sel.result["confidence"]) and np.isnan(sel.result["p_best"]).all()
+    assert "no confidence yet" in sel.result["guarantee"] and sel.result["target_reached"] is False

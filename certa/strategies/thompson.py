@@ -96,7 +96,7 @@ class _Confident(Strategy):
         self._stop_reason = ""
         self._history: list[np.ndarray] = []
         self._best = 0
-        self._p = np.full(self.n_candidates, 1.0 / self.n_candidates)
+        self._p = None   # P(best) of every candidate, computed when asked for (nan before 3 scores each)
         self._post = None
         self._is_ready = False
         self._leader_belief = LeaderBelief()
