@@ -140,8 +140,9 @@ def load(store: str | os.PathLike) -> Selection:
         As returned by the run, plus: ``finished`` (whether the strategy reached
         its decision; if not, ``best`` is the leader so far: for a fixed-confidence bandit the
         strategy's own anytime answer, with ``result["confidence"]`` the confidence reached for
-        it and ``result["target_reached"]`` False; otherwise the highest mean, with the GLR
-        confidence for it for a fixed-budget bandit), ``method`` (``"jkfold"``, ``"bandit"``, ``"progressive"``,
+        it and ``result["target_reached"]`` False; for a fixed-budget bandit the surviving
+        candidate with the highest mean and the GLR confidence for it; otherwise the highest
+        mean), ``method`` (``"jkfold"``, ``"bandit"``, ``"progressive"``,
         ``"quantification"`` or ``"nested"``), ``info`` (what the store says of the
         run: settings, evaluator, times, store path) and ``attempts`` (every
         recorded attempt, retries and evaluations not yet used included).
@@ -194,21 +195,13 @@ def load(store: str | os.PathLike) -> Selection:
         if strategy is None:
             told = [(d, o, o.attempt) for d, o in outcomes.values()]
         result = _fallback_result(candidates, told)
-    if not finished and "target_confidence" in result:
-        # a fixed-confidence bandit cut short: its own anytime answer (recommendation and the
-        # confidence reached for it), as the strategy gives it at any time
+    if not finished and "confidence" in result:
+        # a bandit cut short: its own anytime answer (recommendation and the confidence reached
+        # for it), as the strategy gives it at any time (the same as RunInterrupted.selection)
         result = {**result, "stop_reason": "not stopped (run not finished)"}
     elif not finished:  # no decision yet: the leader so far is the candidate with the highest mean
         leader = _fallback_result(candidates, told)
         result = {**result, "best": leader["best"]}
-        if "confidence" in result and strategy is not None:   # a fixed-budget bandit: for that leader
-            from .strategies._anytime import anytime_confidence
-
-            scores: list[list[float]] = [[] for _ in candidates]
-            for draw, outcome, _ in told:
-                if outcome.ok:
-                    scores[draw.candidate].append(outcome.score)
-            result.update(anytime_confidence(scores, leader["best"], strategy.dropped))
     selection = Selection(candidates=candidates, told=told, result=result, seed=seed, strategy=spec)
     selection._max_failures = desc.get("max_failures")
     selection.finished = finished

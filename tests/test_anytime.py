@@ -268,3 +268,24 @@ def test_interrupt_before_three_scores_each_gives_the_highest_mean_and_no_confid
     assert sel.n_evaluations == 5 and sel.best_index == int(np.argmax(means))
     assert np.isnan(sel.result["confidence"]) and np.isnan(sel.result["p_best"]).all()
     assert "no confidence yet" in sel.result["guarantee"] and sel.result["target_reached"] is False
+
+
+def test_sequential_halving_cut_short_recommends_its_best_survivor_with_the_glr_confidence(tmp_path):
+    path = str(tmp_path / "sh.sqlite")
+    means = [0.60, 0.70, 0.65, 0.62]
+    fn = _InterruptAfter(30)
+    with pytest.raises(RunInterrupted) as info:
+        run(SequentialHalving(60), FunctionEvaluator(fn), [{"m": m} for m in means], random_state=5, store=path)
+    sel = info.value.selection
+    scores = scores_of(sel)
+    # round 1 (7 evaluations of each of the 4) is over, round 2 (the 2 survivors) has begun
+    assert 28 <= sel.n_evaluations <= 29 and len(sel.result["rounds"]) == 1
+    survivors = sel.result["rounds"][0]["kept"]
+    mean = [np.mean(s) for s in scores]
+    expected = max(survivors, key=lambda c: mean[c])
+    assert len(survivors) == 2 and sel.best_index == expected
+    best, conf = glr_reference(scores)
+    assert sel.result["confidence"] == pytest.approx(conf if best == expected else 0.0, abs=1e-6)
+    loaded = certa.load(path)
+    assert loaded.finished is False and loaded.best_index == sel.best_index
+    assert loaded.result["confidence"] == pytest.approx(sel.result["confidence"], abs=1e-12)

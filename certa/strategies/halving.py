@@ -164,7 +164,11 @@ class SequentialHalving(_Rounds):
         return self._done
 
     def result(self) -> dict[str, Any]:
+        """The last survivor; before the end (a run cut short), the survivor with the highest mean."""
         best = int(self._survivors[0])
+        if not self._done:
+            means = self._means()
+            best = int(max(self._survivors, key=lambda c: (means[c], -c)))
         return {"best": best, "estimates": self._means(), "evaluations": self._counts(),
                 "rounds": self._history, "spent": int(self._counts().sum()),
                 **anytime_confidence(self._scores, best, self._dropped)}
