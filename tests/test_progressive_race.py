@@ -296,9 +296,9 @@ def test_front_race_reports_baseline_and_final_round_table():
 def test_front_published_rules_unchanged_and_race_input_checks():
     X, y = load_digits(return_X_y=True)
     grid = {"min_samples_leaf": [1, 5, 25], "criterion": ["gini", "entropy"]}
-    s = ProgressiveSearchCV(DecisionTreeClassifier(random_state=0), grid, schedule=[0.25, 1.0], random_state=0,
-                            refit=False).fit(X, y)
-    assert s.vs_baseline_ is None and len(s.comparison_) >= 1  # the published rule: no baseline, a table
+    s = ProgressiveSearchCV(DecisionTreeClassifier(random_state=0), grid, schedule=[0.25, 1.0], survival="mean",
+                            random_state=0, refit=False).fit(X, y)
+    assert s.survival_ == "mean" and s.vs_baseline_ is None and len(s.comparison_) >= 1  # no baseline, a table
     for row in s.rounds_.itertuples():  # scores are plain accuracies (the per-example path changes nothing)
         tr, te = SubsetPlan(0).split(Draw(row.candidate, "subset", (row.round,), size=row.size), y, len(y))
         est = DecisionTreeClassifier(random_state=derive_seed(0, row.round),  # the evaluator seeds each round
@@ -310,7 +310,37 @@ def test_front_published_rules_unchanged_and_race_input_checks():
         ProgressiveSearchCV(DecisionTreeClassifier(), grid, survival="race",
                             baseline={"min_samples_leaf": 7, "criterion": "gini"}).fit(X, y)
     with pytest.raises(ValueError, match="baseline belongs"):
-        ProgressiveSearchCV(DecisionTreeClassifier(), grid, baseline={"min_samples_leaf": 1, "criterion": "gini"}
-                            ).fit(X, y)
+        ProgressiveSearchCV(DecisionTreeClassifier(), grid, survival="mean",
+                            baseline={"min_samples_leaf": 1, "criterion": "gini"}).fit(X, y)
+    with pytest.raises(ValueError, match="baseline belongs.*'auto' runs the race only"):  # f1: auto is the mean rule
+        ProgressiveSearchCV(DecisionTreeClassifier(), grid, scoring="f1_macro",
+                            baseline={"min_samples_leaf": 1, "criterion": "gini"}).fit(X, y)
     with pytest.raises(TypeError, match="baseline"):
         ProgressiveSearchCV(DecisionTreeClassifier(), grid, survival="race", baseline=3).fit(X, y)
+
+
+def test_front_default_is_the_race_where_scores_are_per_example_else_the_published_rule():
+    X, y = load_digits(return_X_y=True)
+    grid = {"min_samples_leaf": [1, 5, 25], "criterion": ["gini", "entropy"]}
+    kw = dict(schedule=[0.1, 0.25, 1.0], random_state=0, refit=False)
+    cols = ["round", "size", "candidate", "score", "survived"]
+
+    def fit(**more):
+        return ProgressiveSearchCV(DecisionTreeClassifier(random_state=0), grid, **kw, **more).fit(X, y)
+
+    auto, race, mean, none = fit(), fit(survival="race"), fit(survival="mean"), fit(survival=None)
+    # accuracy is a mean over examples: the default runs the race, with the estimator's own setting as baseline
+    assert auto.survival_ == "race" and auto.rounds_[cols].equals(race.rounds_[cols])
+    assert auto.vs_baseline_["baseline"] == {"min_samples_leaf": 1, "criterion": "gini"}
+    assert auto.best_params_ == race.best_params_
+    # "mean" and None are the published rule (the same run), with no baseline
+    assert mean.survival_ == none.survival_ == "mean" and mean.rounds_[cols].equals(none.rounds_[cols])
+    assert mean.vs_baseline_ is None
+    # the published rule's survivors are the settings at or above the round's mean score (PSearch's floor aside)
+    first = mean.rounds_[mean.rounds_["round"] == 0]
+    kept = first["score"] >= first["score"].mean() - 1e-12
+    assert (first["survived"] == kept | first["added_by_floor"]).all()
+    # macro F1 is not a mean over examples: the default falls back to the published rule
+    f1 = fit(scoring="f1_macro")
+    f1_mean = fit(scoring="f1_macro", survival="mean")
+    assert f1.survival_ == "mean" and f1.vs_baseline_ is None and f1.rounds_[cols].equals(f1_mean.rounds_[cols])

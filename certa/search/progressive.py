@@ -44,14 +44,19 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     estimator : estimator object
     param_grid : dict or list of dicts
     schedule : "paramsearch", "psearch" or list of fractions / sizes, default="psearch"
-    survival : "mean", "median", "race", float, callable or None
-        Which settings survive a round (``None``: ``"mean"``, each published
-        schedule's own rule). ``"race"``: keep every setting that a paired test
-        on the round's evaluation examples cannot show worse than the round's
-        leader (exact McNemar for accuracy, Bonferroni over the settings
-        compared); needs a per-example score (accuracy, or
-        ``"neg_mean_absolute_error"`` / ``"neg_mean_squared_error"``). See
-        ``docs/progressive.md``.
+    survival : "auto", "race", "mean", "median", float, callable or None, default="auto"
+        Which settings survive a round. ``"race"``: keep every setting that a
+        paired test on the round's evaluation examples cannot show worse than
+        the round's leader (exact McNemar for accuracy, Bonferroni over the
+        settings compared), keep the ``baseline`` to the end; needs a
+        per-example score (accuracy, or ``"neg_mean_absolute_error"`` /
+        ``"neg_mean_squared_error"``). ``"mean"`` (or ``None``): the published
+        schedules' own rule, which reproduces Paramsearch and PSearch exactly.
+        ``"auto"`` (default): ``"race"`` when the scoring is a mean over
+        examples, else ``"mean"``; ``survival_`` says which ran. The race is the
+        default because it did better on the Dutch lemmatisation benchmark
+        (choice in the exhaustive top 5 in 6 of 8 cases against 4 of 8, never
+        worse than the default setting against once); see ``docs/progressive.md``.
     floor : float, None or "auto"
         Minimum fraction of a round's settings that survive, added back in whole
         score bins (``"auto"``: 0.2 for PSearch and for the race, none otherwise).
@@ -81,6 +86,8 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
 
     Attributes
     ----------
+    survival_ : str or callable
+        The survival rule that ran (``"auto"`` resolved).
     best_params_, best_score_, best_index_, best_estimator_, refit_time_, scorer_, random_state_
         As for ``GridSearchCV``; ``best_score_`` is the chosen setting's score in
         the last round it was evaluated in.
@@ -141,7 +148,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     True
     """
 
-    def __init__(self, estimator: Any, param_grid: Any, *, schedule: Any = "psearch", survival: Any = None,
+    def __init__(self, estimator: Any, param_grid: Any, *, schedule: Any = "psearch", survival: Any = "auto",
                  floor: float | str | None = "auto", bin_width: float | None = None, confidence: float = 0.95,
                  cap: float | str | None = "auto", baseline: Any = "auto", train_fraction: float = 0.8,
                  eval_fraction: float | None = 0.2, scoring: Any = None, n_jobs: int | None = None,
@@ -187,16 +194,22 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         stratified = wants_stratified(self.estimator, y)
         plan = SubsetPlan(self.random_state_, self.train_fraction, self.eval_fraction, stratified)
         self.n_train_ = plan.n_train(n)
-        race = isinstance(self.survival, str) and self.survival == "race"
         per_example = y is not None and per_example_scoring(self.estimator, self.scoring) is not None
+        survival = self.survival
+        if survival is None:
+            survival = "mean"
+        elif isinstance(survival, str) and survival == "auto":
+            survival = "race" if per_example else "mean"
+        race = isinstance(survival, str) and survival == "race"
         if race and not per_example:
             raise ValueError("survival='race' compares settings example by example: it needs scoring='accuracy' "
                              "(or None for a classifier), 'neg_mean_absolute_error' or 'neg_mean_squared_error', "
                              f"and labels y; got scoring={self.scoring!r}")
-        baseline = _baseline_index(self.baseline, self.estimator, candidates, race)
-        strategy = ProgressiveSampling(self.n_train_, self.schedule, self.survival, self.floor, self.bin_width,
+        baseline = _baseline_index(self.baseline, self.estimator, candidates, race, survival)
+        strategy = ProgressiveSampling(self.n_train_, self.schedule, survival, self.floor, self.bin_width,
                                        confidence=self.confidence, cap=self.cap if race or self.cap != "auto" else None,
                                        baseline=baseline)
+        self.survival_ = survival
         self.sizes_ = list(strategy.sizes)
         evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring,
                                        cache_transformers=self.cache_transformers, fit_params=fit_params,
@@ -227,7 +240,7 @@ def _same(a: Any, b: Any) -> bool:
         return a is b
 
 
-def _baseline_index(baseline: Any, estimator: Any, candidates, race: bool) -> int | None:
+def _baseline_index(baseline: Any, estimator: Any, candidates, race: bool, survival: Any) -> int | None:
     """Index of the baseline setting in ``candidates`` (``None``: no baseline)."""
     if baseline is None:
         return None
@@ -244,7 +257,9 @@ def _baseline_index(baseline: Any, estimator: Any, candidates, race: bool) -> in
     if not isinstance(baseline, dict):
         raise TypeError(f"baseline must be 'auto', a dict of parameters or None, got {type(baseline).__name__}")
     if not race:
-        raise ValueError("baseline belongs to survival='race'; the published rules keep their own survival")
+        raise ValueError("baseline belongs to survival='race'; the published rules keep their own survival "
+                         f"(this search runs survival={survival!r}; 'auto' runs the race only for a scoring that is "
+                         "a mean over examples)")
     for c in candidates:
         if c.params.keys() == baseline.keys() and all(_same(c.params[k], v) for k, v in baseline.items()):
             return c.index
