@@ -207,12 +207,13 @@ def _rows(path) -> int:
         return 0
 
 
-def _start_select(project, store: str, stopping: str) -> subprocess.Popen:
+def _start_select(project, store: str, stopping: str, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     return subprocess.Popen([sys.executable, "-m", "certa.cli", "select", "--evaluate", "slow:evaluate",
                              "--candidates", "cands.toml", "--confidence", "0.9999", "--stopping", stopping,
-                             "--store", store, "--json", "--no-progress"],
-                            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--store", store, "--json", "--no-progress", *extra],
+                            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
 
 
 def _signal_after(proc: subprocess.Popen, store, n_rows: int, sig: int) -> tuple[str, str]:
@@ -289,3 +290,20 @@ def test_sequential_halving_cut_short_recommends_its_best_survivor_with_the_glr_
     loaded = certa.load(path)
     assert loaded.finished is False and loaded.best_index == sel.best_index
     assert loaded.result["confidence"] == pytest.approx(sel.result["confidence"], abs=1e-12)
+
+
+def test_ctrl_c_to_the_process_group_with_workers_records_no_failure(project):
+    # a terminal's Ctrl-C reaches the workers too: they ignore it, the main process stops them,
+    # so the evaluations they were running are not recorded as failed (a resume redoes them)
+    proc = _start_select(project, "pg.sqlite", "glr", "--strategy", "batch", "--workers", "2", "-j", "2")
+    deadline = time.monotonic() + 120
+    while _rows(project / "pg.sqlite") < 10 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    with sqlite3.connect(f"file:{project / 'pg.sqlite'}?mode=ro", uri=True) as conn:
+        statuses = [r[0] for r in conn.execute("SELECT status FROM evaluations")]
+    assert len(statuses) >= 10 and set(statuses) == {"ok"}
+    summary = json.loads(out)
+    assert summary["finished"] is False and summary["n_failed"] == 0

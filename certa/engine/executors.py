@@ -25,7 +25,7 @@ class InlineExecutor(Executor):
 
 
 def _watch_parent(parent_pid: int) -> None:
-    """Worker initializer: die with the main process, and let SIGTERM kill at once.
+    """Worker initializer: die with the main process, let SIGTERM kill at once, ignore Ctrl-C.
 
     ``PR_SET_PDEATHSIG`` (Linux) makes the kernel send SIGKILL when the process that
     started the worker dies, even while the worker is stuck in C code; a watcher thread
@@ -34,6 +34,10 @@ def _watch_parent(parent_pid: int) -> None:
     code returns) lets a timed-out worker be stopped at once.
     """
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Ctrl-C reaches the whole process group: only the main process acts on it (it records the
+    # evaluations finished so far and stops the workers), so an evaluation cut by it is never
+    # recorded as a failure
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         try:
             import ctypes
