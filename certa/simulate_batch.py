@@ -167,7 +167,8 @@ def _floored_var(mean: np.ndarray, var: np.ndarray, n: np.ndarray, lo: np.ndarra
 def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str = 0.5, tolerance: float = 0.0,
                            n_runs: int = 1000, max_evals: int = 100_000, min_evals: int = 3,
                            random_state: int = 0, max_resamples: int = 64,
-                           stop_rule: Any = None) -> BatchReport:
+                           stop_rule: Any = None, _leader: str = "thompson", _challenger: str = "thompson"
+                           ) -> BatchReport:
     """Simulate ``n_runs`` runs of ``TopTwoThompson(confidence, beta, stopping="glr", tolerance=...)``.
 
     Parameters
@@ -263,7 +264,10 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
         df = na - 2.0
         scale = np.sqrt(var_f) / np.sqrt(df)
         loc = mean[a]
-        leader = np.argmax(loc + scale * rng.standard_t(df), axis=1)
+        if _leader == "thompson" or eps == 0.0:
+            leader = np.argmax(loc + scale * rng.standard_t(df), axis=1)
+        else:
+            leader = np.argmax(loc, axis=1)
         r = np.arange(a.size)
         if beta == "ids":
             need = np.ones(a.size, dtype=bool)
@@ -272,11 +276,19 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
         challenger = np.full(a.size, -1)
         todo = np.flatnonzero(need)
         used, block = 0, 1
-        while todo.size and used < max_resamples:
+        while todo.size and used < max_resamples and (_challenger in ("thompson", "plain") or eps == 0.0):
             size = min(block, max_resamples - used)
             draws = rng.standard_t(df[todo][:, None, :], size=(todo.size, size, k))
-            win = np.argmax(loc[todo][:, None, :] + scale[todo][:, None, :] * draws, axis=2)
-            other = win != leader[todo][:, None]
+            theta = loc[todo][:, None, :] + scale[todo][:, None, :] * draws
+            if eps == 0.0 or _challenger == "plain":
+                win = np.argmax(theta, axis=2)
+                other = win != leader[todo][:, None]
+            else:
+                lt = np.take_along_axis(theta, leader[todo][:, None, None], axis=2)[..., 0]
+                np.put_along_axis(theta, np.broadcast_to(leader[todo][:, None, None], (todo.size, size, 1)),
+                                  -np.inf, axis=2)
+                win = np.argmax(theta, axis=2)
+                other = np.take_along_axis(theta, win[..., None], axis=2)[..., 0] > lt + eps
             found = other.any(axis=1)
             first = np.argmax(other, axis=1)
             challenger[todo[found]] = win[found, first[found]]

@@ -165,7 +165,8 @@ def thompson_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, gen
 
 
 def top_two_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, beta: float | str,
-                        gen: np.random.Generator, max_resamples: int = 64, fallback=None) -> int:
+                        gen: np.random.Generator, max_resamples: int = 64, fallback=None,
+                        tolerance: float = 0.0) -> int:
     """Top-two Thompson sampling with a short rejection phase and an exact fallback.
 
     Up to ``max_resamples`` re-draws, the same draws in the same order as
@@ -179,12 +180,27 @@ def top_two_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, beta
     replaces that exact draw (the GLR rule passes the challenger that blocks its stop), and
     the re-draws are then capped at ``16384 / n_candidates`` (at least 4) as well.
 
+    ``tolerance=eps > 0`` (epsilon-best identification): the challenger is drawn from the
+    re-draws that contradict "the leader is within ``eps`` of the best", i.e. in which some
+    other candidate ``j`` has ``theta_j > theta_leader + eps``; it is the highest such ``j``
+    of the first re-draw that does (the Thompson version of the epsilon-aware challenger of
+    Jourdan, Degenne & Kaufmann, "An epsilon-best-arm identification algorithm for
+    fixed-confidence and beyond", NeurIPS 2023, whose EB-TC_eps takes the ``j`` minimising
+    the transportation cost ``(m_L - m_j + eps) / sqrt(s_L^2/N_L + s_j^2/N_j)``). Candidates
+    already ``eps``-dominated by the leader are then rarely challengers, instead of
+    the near-ties the plain rule keeps separating. ``fallback`` (when given) should then be
+    ``eps``-aware too (:func:`blocking_challenger` with the tolerance is: it is the
+    transportation-cost challenger measured by the GLR pair statistic). With ``eps = 0``
+    the rule and the generator's use are exactly the plain ones.
+
     Examples
     --------
     >>> top_two_sample_fast(np.array([0.0, 10.0]), np.array([1.0, 1.0]), np.array([5.0, 5.0]),
     ...                     1.0, np.random.default_rng(0))
     1
     """
+    if tolerance > 0.0 and fallback is None:
+        raise ValueError("tolerance > 0 needs an epsilon-aware fallback challenger (the exact P(best) draw is not)")
     leader = int(np.argmax(loc + scale * gen.standard_t(df, size=loc.shape)))
     if fallback is not None:
         # the fallback is cheap (not a quadrature): with many candidates, spend at most about
@@ -193,19 +209,26 @@ def top_two_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, beta
     ids = beta == "ids"
     if loc.size == 1 or (not ids and gen.random() < beta):
         return leader
-    challenger = _challenger_fast(loc, scale, df, leader, gen, max_resamples, fallback)
+    challenger = _challenger_fast(loc, scale, df, leader, gen, max_resamples, fallback, float(tolerance))
     if ids and gen.random() < _belief.ids_leader_probability(scale, df, leader, challenger):
         return leader
     return challenger
 
 
 def _challenger_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, leader: int,
-                     gen: np.random.Generator, max_resamples: int, fallback=None) -> int:
+                     gen: np.random.Generator, max_resamples: int, fallback=None, tolerance: float = 0.0) -> int:
     used, batch = 0, 16
     while used < max_resamples:
         size = min(batch, max_resamples - used)
-        winners = np.argmax(loc + scale * gen.standard_t(df, size=(size, loc.size)), axis=1)
-        other = np.flatnonzero(winners != leader)
+        theta = loc + scale * gen.standard_t(df, size=(size, loc.size))
+        if tolerance == 0.0:
+            winners = np.argmax(theta, axis=1)
+            other = np.flatnonzero(winners != leader)
+        else:   # re-draws in which the leader is not within the tolerance of the best
+            top = theta[:, leader] + tolerance
+            theta[:, leader] = -np.inf
+            winners = np.argmax(theta, axis=1)
+            other = np.flatnonzero(theta[np.arange(size), winners] > top)
         if other.size:
             return int(winners[other[0]])
         used += size

@@ -216,9 +216,10 @@ class _Confident(Strategy):
         return self._p
 
     def _fallback(self):
-        """Challenger when the posterior is nearly sure of the leader: for ``"glr"`` the one
-        blocking the stop (smallest pair statistic), else ``None`` (exact top-two draw)."""
-        if self.stopping != "glr":
+        """Challenger when the posterior is nearly sure of the leader: for ``"glr"`` or a
+        tolerance the one blocking the stop (smallest pair statistic with the tolerance, the
+        transportation-cost challenger), else ``None`` (exact top-two draw)."""
+        if self.stopping != "glr" and self.tolerance == 0.0:
             return None
         st = self._live_stats()
         return lambda leader: blocking_challenger(st.mean, st.var(), st.n, leader, self.tolerance)
@@ -367,7 +368,8 @@ class TopTwoThompson(_Confident):
             return d
         loc, scale, df = self._posterior()
         return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng,
-                                                              fallback=self._fallback())))
+                                                              fallback=self._fallback(),
+                                                              tolerance=self.tolerance)))
 
 
 class BatchThompson(_Confident):
@@ -404,7 +406,8 @@ class BatchThompson(_Confident):
         if self.rule == "thompson":
             return self._new_draw(self._unview(thompson_sample_fast(loc, scale, df, self._rng)))
         return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng,
-                                                                  fallback=self._fallback())))
+                                                                  fallback=self._fallback(),
+                                                                  tolerance=self.tolerance)))
 
 
 class UniformUntilConfident(_Confident):
