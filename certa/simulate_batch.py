@@ -6,7 +6,9 @@ of thousands of evaluations, so this module advances *all* runs one evaluation a
 with numpy arrays of shape ``(runs, candidates)``: the same belief (FIESTA's Student-t
 posterior with the SD floor, :func:`certa.strategies._belief.posterior`), the same
 top-two rule (leader drawn from the posterior; challenger by re-drawing, at most 64 times, until another
-candidate wins; ``beta`` a probability or ``"ids"``) and the same stopping rule
+candidate wins; ``beta`` a probability or ``"ids"``; with a tolerance EB-TC_eps, the highest mean
+against the challenger with the smallest pair statistic, see :func:`certa.strategies._fast.top_two_sample_fast`)
+and the same stopping rule
 (:mod:`certa.strategies._glr`, the exact statistic for every run that may stop) as
 :class:`certa.strategies.TopTwoThompson` with ``stopping="glr"``. Random draws are
 consumed in another order, so a run is not the same run as the strategy's with the same
@@ -167,8 +169,7 @@ def _floored_var(mean: np.ndarray, var: np.ndarray, n: np.ndarray, lo: np.ndarra
 def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str = 0.5, tolerance: float = 0.0,
                            n_runs: int = 1000, max_evals: int = 100_000, min_evals: int = 3,
                            random_state: int = 0, max_resamples: int = 64,
-                           stop_rule: Any = None, _leader: str = "thompson", _challenger: str = "thompson"
-                           ) -> BatchReport:
+                           stop_rule: Any = None) -> BatchReport:
     """Simulate ``n_runs`` runs of ``TopTwoThompson(confidence, beta, stopping="glr", tolerance=...)``.
 
     Parameters
@@ -264,9 +265,9 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
         df = na - 2.0
         scale = np.sqrt(var_f) / np.sqrt(df)
         loc = mean[a]
-        if _leader == "thompson" or eps == 0.0:
+        if eps == 0.0:
             leader = np.argmax(loc + scale * rng.standard_t(df), axis=1)
-        else:
+        else:   # EB-TC_eps, as the strategy: the highest mean leads
             leader = np.argmax(loc, axis=1)
         r = np.arange(a.size)
         if beta == "ids":
@@ -276,26 +277,18 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
         challenger = np.full(a.size, -1)
         todo = np.flatnonzero(need)
         used, block = 0, 1
-        while todo.size and used < max_resamples and (_challenger in ("thompson", "plain") or eps == 0.0):
+        while todo.size and used < max_resamples and eps == 0.0:
             size = min(block, max_resamples - used)
             draws = rng.standard_t(df[todo][:, None, :], size=(todo.size, size, k))
-            theta = loc[todo][:, None, :] + scale[todo][:, None, :] * draws
-            if eps == 0.0 or _challenger == "plain":
-                win = np.argmax(theta, axis=2)
-                other = win != leader[todo][:, None]
-            else:
-                lt = np.take_along_axis(theta, leader[todo][:, None, None], axis=2)[..., 0]
-                np.put_along_axis(theta, np.broadcast_to(leader[todo][:, None, None], (todo.size, size, 1)),
-                                  -np.inf, axis=2)
-                win = np.argmax(theta, axis=2)
-                other = np.take_along_axis(theta, win[..., None], axis=2)[..., 0] > lt + eps
+            win = np.argmax(loc[todo][:, None, :] + scale[todo][:, None, :] * draws, axis=2)
+            other = win != leader[todo][:, None]
             found = other.any(axis=1)
             first = np.argmax(other, axis=1)
             challenger[todo[found]] = win[found, first[found]]
             todo = todo[~found]
             used += size
             block = min(block * 4, 1024)
-        if todo.size:   # leader nearly certain: as the strategy, the challenger blocking the stop
+        if todo.size:   # leader nearly certain, or a tolerance: as the strategy, the challenger blocking the stop
             vt = _floored_var(mean[a][todo], m2[a][todo] / na[todo], na[todo], lo[a][todo], hi[a][todo],
                               abs_hi[a][todo], DEFAULT_SD_FLOOR_FRACTION)
             approx = _glr.approx_pair_statistics(loc[todo], vt, na[todo], leader[todo], eps)

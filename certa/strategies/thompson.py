@@ -333,6 +333,13 @@ class TopTwoThompson(_Confident):
     (see the module documentation). Every evaluation is on a fresh split and
     seed derived from the run's seed.
 
+    With ``tolerance > 0`` the sampling rule is EB-TC_eps (Jourdan, Degenne & Kaufmann,
+    NeurIPS 2023): the leader is the candidate with the highest mean and the challenger
+    the one with the least evidence that it is not more than ``tolerance`` above the leader
+    (the smallest GLR pair statistic with the tolerance), so near ties that the tolerance makes
+    irrelevant are no longer separated; ``beta`` picks between the two as above
+    (:func:`certa.strategies._fast.top_two_sample_fast`, ``docs/adaptive.md``).
+
     Parameters
     ----------
     confidence : float in (0, 1)
@@ -380,7 +387,8 @@ class BatchThompson(_Confident):
     for a whole batch). ``rule="thompson"`` samples the posterior argmax (the
     paper's BTS, greedy); ``rule="top_two"`` uses the top-two rule for each
     free worker, the less greedy batch version the FIESTA authors asked for,
-    with ``beta`` as in :class:`TopTwoThompson` (a probability or ``"ids"``).
+    with ``beta`` as in :class:`TopTwoThompson` (a probability or ``"ids"``; with a
+    ``tolerance``, EB-TC_eps as in :class:`TopTwoThompson`).
     Outcomes are told in the order they were asked, so the run is the same
     whatever the timing of the workers.
     """
