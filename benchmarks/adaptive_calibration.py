@@ -6,6 +6,7 @@ Sections (run separately, then ``--report`` writes ``benchmarks/results/calibrat
   ``TopTwoThompson(1 - D, beta, stopping="glr")`` with and without tolerance on every
   family (simulated scores, :mod:`certa.simulate_batch`), the one-sided binomial test of
   "rate <= delta" at level 0.01, and the ratio to ``T* kl(delta, 1 - delta)``.
+  ``--tolerance-rows`` reruns only the rows with tolerance (same seeds) into the stored file.
 * ``tolerance --delta D --runs R --runs-plain P``: the near-ties family with tolerance 0.2
   (cap 20,000 evaluations), against ``T*_eps kl`` and against the same family without
   tolerance (``P`` runs, capped runs counted at the cap).
@@ -85,10 +86,10 @@ def _lower(sampler, delta: float, eps: float) -> float | None:
     return float(t * bernoulli_kl(delta, 1 - delta))
 
 
-def section_families(delta: float, runs: int, beta: Any, seed: int) -> dict[str, Any]:
+def section_families(delta: float, runs: int, beta: Any, seed: int, tolerance_only: bool = False) -> dict[str, Any]:
     rows = []
     for k, (name, fam) in enumerate(families().items()):
-        for eps in (0.0, fam["eps"]):
+        for eps in ((fam["eps"],) if tolerance_only else (0.0, fam["eps"])):
             t0 = time.process_time()
             rep = simulate_top_two_batch(fam["sampler"], confidence=1 - delta, beta=beta, tolerance=eps,
                                          n_runs=runs, max_evals=100_000, random_state=seed + 100 * k + (eps > 0))
@@ -436,6 +437,8 @@ def main() -> None:
     ap.add_argument("--beta", default="ids")
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--n-jobs", type=int, default=1)
+    ap.add_argument("--tolerance-rows", action="store_true",
+                    help="families: rerun only the rows with tolerance and replace them in the stored section")
     a = ap.parse_args()
     beta: Any = a.beta if a.beta == "ids" else float(a.beta)
     if a.section == "report":
@@ -450,8 +453,16 @@ def main() -> None:
         return
     t0 = time.time()
     if a.section == "families":
-        out = section_families(a.delta, a.runs, beta, a.seed)
         name = f"calibration_families_{a.delta}"
+        out = section_families(a.delta, a.runs, beta, a.seed, a.tolerance_rows)
+        if a.tolerance_rows:   # replace the rows with tolerance in the stored section, keep the others
+            old = json.loads((RESULTS / f"{name}.json").read_text())
+            new = {r["family"]: r for r in out["rows"]}
+            old["rows"] = [new.get(r["family"], r) if r["tolerance"] > 0 else r for r in old["rows"]]
+            old["tolerance_rows"] = {"rerun": "rows with tolerance rerun with EB-TC_eps sampling (same seeds)",
+                                     "machine": machine_info(), "wall_s": time.time() - t0, "load_end": loadavg()}
+            (RESULTS / f"{name}.json").write_text(json.dumps(old, indent=1, default=float))
+            return
     elif a.section == "tolerance":
         out = section_tolerance(a.delta, a.runs, a.runs_plain, beta, a.seed, a.cap)
         name = f"calibration_tolerance_{a.delta}"

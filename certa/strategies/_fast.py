@@ -12,7 +12,8 @@ every function here against its reference to 1e-12.
   so the strategies skip it. It never changes a stopping decision.
 * :func:`top_two_sample_fast` / :func:`thompson_sample_fast` consume the generator in
   exactly the same way as ``_belief.top_two_sample`` / ``thompson_sample`` (same
-  choice for the same generator state) without re-validating their inputs each call.
+  choice for the same generator state) without re-validating their inputs each call;
+  with a tolerance, :func:`top_two_sample_fast` is EB-TC_eps instead (no reference there).
 * :func:`glr_should_stop_fast` is ``_glr.glr_should_stop_from_stats`` with the
   threshold cached and the exact statistic computed only for challengers that can matter.
 """
@@ -189,11 +190,12 @@ def top_two_sample_fast(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, beta
     paper's ``(m_L - m_j + eps) / sqrt(s_L^2/N_L + s_j^2/N_j)``); ``beta`` (or ``"ids"``) then
     picks between the two as without a tolerance. Candidates already ``eps``-dominated by the
     leader are not challengers, whereas the plain top-two challenger keeps separating near
-    ties that the tolerance makes irrelevant. No re-draws and no Thompson leader: on the
-    near-tie family of ``docs/adaptive.md`` this needed 3-4 % fewer evaluations than a
-    Thompson leader with the Thompson version of the epsilon-aware challenger (re-draw until
-    some ``j`` has ``theta_j > theta_leader + eps``). With ``eps = 0`` the rule and the
-    generator's use are exactly the plain ones.
+    ties that the tolerance makes irrelevant. On the near-tie family of ``docs/adaptive.md``
+    the highest-mean leader needed 3-4 % fewer evaluations than a Thompson-sampled one (with
+    the Thompson version of the epsilon-aware challenger, re-draw until some ``j`` has
+    ``theta_j > theta_leader + eps``); with the highest-mean leader that re-draw challenger
+    and this one cost the same, and this one needs no re-draws. With ``eps = 0`` the rule and
+    the generator's use are exactly the plain ones.
 
     Examples
     --------
