@@ -56,6 +56,11 @@ def test_tolerance_stops_early_on_near_ties_and_states_the_guarantee():
     plain = run_direct(TopTwoThompson(0.9, "ids", stopping="glr", max_evals=int(res["evaluations"].sum())),
                        ev, 3, seed=0)
     assert plain["stop_reason"] == "max_evals"
+    # the batch strategy's top-two rule takes the same tolerance (EB-TC_eps per free worker)
+    for bayes_or_glr in ("bayes", "glr"):
+        batch = run_direct(BatchThompson(0.9, 3, beta="ids", stopping=bayes_or_glr, tolerance=1.0, max_evals=5000),
+                           ev, 3, seed=0)
+        assert batch["stop_reason"] == "confident" and batch["best"] in (0, 1)
 
 
 def test_anytime_confidence_is_the_rule_inverted():
