@@ -110,11 +110,11 @@ def section_fixed(runs: int, n_jobs: int, seed: int) -> dict[str, Any]:
     table = load_table(MODELS8)
     rows = []
     for conf in CONFIDENCES:
-        for label, strat in [("certa TopTwoThompson", TopTwoThompson(conf)),
-                             (TTTS_IDS, TopTwoThompson(conf, beta="ids")),
-                             ("certa UniformUntilConfident", UniformUntilConfident(conf)),
+        for label, strat in [("certa TopTwoThompson", TopTwoThompson(conf, 0.5, stopping="bayes")),
+                             (TTTS_IDS, TopTwoThompson(conf, beta="ids", stopping="bayes")),
+                             ("certa UniformUntilConfident", UniformUntilConfident(conf, stopping="bayes")),
                              ("certa UniformUntilConfident, checked per round (FIESTA's)",
-                              UniformUntilConfident(conf, check="round"))]:
+                              UniformUntilConfident(conf, check="round", stopping="bayes"))]:
             rep, secs = timed(simulate, strat, table=table, n_runs=runs, random_state=seed, n_jobs=n_jobs)
             rows.append({"confidence": conf, "method": label, "seconds": secs, **summary(rep),
                          "evaluations": rep.evaluations.astype(int).tolist()})
@@ -128,11 +128,11 @@ def section_batch(runs: int, n_jobs: int, seed: int) -> dict[str, Any]:
     rows = []
     for conf in CONFIDENCES:
         for w in (4, 8):
-            for label, strat in [(f"BatchThompson W={w} rule=thompson", BatchThompson(conf, w, rule="thompson")),
-                                 (f"BatchThompson W={w} rule=top_two", BatchThompson(conf, w, rule="top_two")),
+            for label, strat in [(f"BatchThompson W={w} rule=thompson", BatchThompson(conf, w, rule="thompson", stopping="bayes")),
+                                 (f"BatchThompson W={w} rule=top_two", BatchThompson(conf, w, rule="top_two", beta=0.5, stopping="bayes")),
                                  (f"BatchThompson W={w} rule=top_two beta=ids",
-                                  BatchThompson(conf, w, rule="top_two", beta="ids")),
-                                 (f"UniformUntilConfident W={w}", UniformUntilConfident(conf, n_workers=w))]:
+                                  BatchThompson(conf, w, rule="top_two", beta="ids", stopping="bayes")),
+                                 (f"UniformUntilConfident W={w}", UniformUntilConfident(conf, n_workers=w, stopping="bayes"))]:
                 rep, secs = timed(simulate, strat, table=table, n_runs=runs, random_state=seed, n_jobs=n_jobs)
                 rows.append({"confidence": conf, "workers": w, "method": label, "seconds": secs, **summary(rep)})
                 print(f"batch {conf} {label}: {rep.evaluations.mean():.1f} evals, {rep.p_correct:.3f}, "
@@ -182,9 +182,9 @@ def section_calibration(runs: int, n_jobs: int, seed: int, tt_glr_runs: int) -> 
         s = np.ones_like(m)
         for delta in (0.05, 0.01):
             lb = float(lower_bound(m, s, delta))
-            for label, strat, n in [("TopTwoThompson bayes", TopTwoThompson(1 - delta), runs),
+            for label, strat, n in [("TopTwoThompson bayes", TopTwoThompson(1 - delta, 0.5, stopping="bayes"), runs),
                                     ("UniformUntilConfident glr", UniformUntilConfident(1 - delta, stopping="glr"), runs),
-                                    ("TopTwoThompson glr", TopTwoThompson(1 - delta, stopping="glr"), tt_glr_runs)]:
+                                    ("TopTwoThompson glr", TopTwoThompson(1 - delta, 0.5, stopping="glr"), tt_glr_runs)]:
                 rep, secs = timed(simulate, strat, means=m, sds=s, n_runs=n, random_state=seed, n_jobs=n_jobs)
                 d = summary(rep)
                 wrong = 1 - rep.p_correct
@@ -212,9 +212,9 @@ def section_bayes_close(runs: int, n_jobs: int, seed: int) -> dict[str, Any]:
         m, s = np.array([0.0, -gap]), np.ones(2)
         for delta in (0.05, 0.01):
             lb = float(lower_bound(m, s, delta))
-            for label, strat in [("TopTwoThompson bayes", TopTwoThompson(1 - delta, max_evals=BAYES_CLOSE_CAP)),
+            for label, strat in [("TopTwoThompson bayes", TopTwoThompson(1 - delta, 0.5, stopping="bayes", max_evals=BAYES_CLOSE_CAP)),
                                  ("UniformUntilConfident bayes",
-                                  UniformUntilConfident(1 - delta, max_evals=BAYES_CLOSE_CAP))]:
+                                  UniformUntilConfident(1 - delta, stopping="bayes", max_evals=BAYES_CLOSE_CAP))]:
                 rep, secs = timed(simulate, strat, means=m, sds=s, n_runs=runs, random_state=seed, n_jobs=n_jobs)
                 wrong = 1 - rep.p_correct
                 capped = int((rep.evaluations >= BAYES_CLOSE_CAP).sum())
@@ -232,7 +232,7 @@ def section_bayes_close(runs: int, n_jobs: int, seed: int) -> dict[str, Any]:
 def section_overhead(seed: int) -> dict[str, Any]:
     table = load_table(MODELS8)
     ev = FunctionEvaluator(ReplayScores(table))
-    strat = TopTwoThompson(0.95)     # belief history on: P(best) by quadrature after every evaluation
+    strat = TopTwoThompson(0.95, 0.5, stopping="bayes")     # belief history on: P(best) by quadrature after every evaluation
     acc = {"t": 0.0}
     for name in ("ask", "tell", "result", "start"):
         orig = getattr(strat, name)

@@ -33,8 +33,8 @@ def main() -> None:
     old = {(r["confidence"], r["method"]): r for r in stored["fixed"]["rows"]}
     rows = []
     for conf in af.CONFIDENCES:
-        for label, strat in [("certa TopTwoThompson", TopTwoThompson(conf)),
-                             (af.TTTS_IDS, TopTwoThompson(conf, beta="ids"))]:
+        for label, strat in [("certa TopTwoThompson", TopTwoThompson(conf, 0.5, stopping="bayes")),
+                             (af.TTTS_IDS, TopTwoThompson(conf, beta="ids", stopping="bayes"))]:
             rep = simulate(strat, table=table, n_runs=500, random_state=2019, n_jobs=1)
             ev = rep.evaluations.astype(int)
             o = old[(conf, label)]

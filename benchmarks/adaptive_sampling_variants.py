@@ -56,6 +56,9 @@ def _challenger(loc, scale, df, leader, gen, tries=64) -> int:
 class _Rule(TopTwoThompson):
     """`TopTwoThompson` with another choice of the next candidate after the first round."""
 
+    def __init__(self, confidence: float) -> None:   # the settings these variants were run with
+        super().__init__(confidence, 0.5, stopping="bayes")
+
     def _pick(self, loc, scale, df) -> int:
         raise NotImplementedError
 
@@ -106,9 +109,9 @@ class T3C(_Rule):
 
 
 def rules(conf: float) -> dict[str, TopTwoThompson]:
-    return {"beta=0.5": TopTwoThompson(conf), "ids": TopTwoThompson(conf, beta="ids"),
+    return {"beta=0.5": TopTwoThompson(conf, 0.5, stopping="bayes"), "ids": TopTwoThompson(conf, beta="ids", stopping="bayes"),
             "ids_t": IDSPosteriorVariance(conf), "ids_sq": IDSSquared(conf),
-            "beta=0.4": TopTwoThompson(conf, beta=0.4), "t3c": T3C(conf)}
+            "beta=0.4": TopTwoThompson(conf, beta=0.4, stopping="bayes"), "t3c": T3C(conf)}
 
 
 def main() -> None:

@@ -310,29 +310,29 @@ CASES = [
     C("R07", "certa.run", "crafted pickle store runs no code",
       "p = os.path.join(TMP, 'evil.sqlite'); marker = os.path.join(TMP, 'PWNED')\n"
       "ev = FunctionEvaluator(lambda p, s: {'score': 1.0, 'payload': {'a': np.arange(2)}}); plan = {'x': [1, 2]}\n"
-      "run(TopTwoThompson(0.9, max_evals=6), ev, plan, random_state=0, store=p)\n"
+      "run(TopTwoThompson(0.9, max_evals=12), ev, plan, random_state=0, store=p)\n"
       "class Evil:\n    def __reduce__(self):\n        return (open, (marker, 'w'))\n"
       "c = sqlite3.connect(p); c.execute('UPDATE evaluations SET payload=?', (pickle.dumps(Evil()),)); c.commit(); c.close()\n"
-      "_N['n'] = 0\ntry:\n    run(TopTwoThompson(0.9, max_evals=6), ev, plan, random_state=0, store=p)\nfinally:\n    assert not os.path.exists(marker), 'code ran'", ["pickle", "evil.sqlite"]),
+      "_N['n'] = 0\ntry:\n    run(TopTwoThompson(0.9, max_evals=12), ev, plan, random_state=0, store=p)\nfinally:\n    assert not os.path.exists(marker), 'code ran'", ["pickle", "evil.sqlite"]),
     C("R08", "certa.run", "store with rows but no meta",
       "p = os.path.join(TMP, 'nometa.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
-      "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
+      "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
       "c = sqlite3.connect(p); c.execute('DELETE FROM meta'); c.commit(); c.close()\n_N['n'] = 0\n"
-      "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)", ["fingerprint", "nometa.sqlite"]),
+      "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)", ["fingerprint", "nometa.sqlite"]),
     C("R09", "certa.run", "store with corrupt JSON in a row",
       "p = os.path.join(TMP, 'badjson.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
-      "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
+      "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
       "c = sqlite3.connect(p); c.execute(\"UPDATE evaluations SET details='{oops'\"); c.commit(); c.close()\n_N['n'] = 0\n"
-      "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)", ["badjson.sqlite", "malformed"]),
+      "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)", ["badjson.sqlite", "malformed"]),
     C("R10", "certa.run", "old-format store (pickle payloads)",
       "p = os.path.join(TMP, 'old.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
-      "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
+      "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
       "c = sqlite3.connect(p); c.execute(\"DELETE FROM meta WHERE key='format'\"); c.commit(); c.close()\n_N['n'] = 0\n"
-      "run(TopTwoThompson(0.9, max_evals=6), ev, {'x': [1, 2]}, random_state=0, store=p)", ["pickle", "old.sqlite"]),
+      "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)", ["pickle", "old.sqlite"]),
     C("R11", "certa.run", "edited evaluate function refuses the store",
       "p = os.path.join(TMP, 'code.sqlite')\n"
-      "run(TopTwoThompson(0.9, max_evals=6), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, random_state=0, store=p)\n_N['n'] = 0\n"
-      "run(TopTwoThompson(0.9, max_evals=6), FunctionEvaluator(lambda p, s: 2.0), {'x': [1, 2]}, random_state=0, store=p)", ["evaluation code"]),
+      "run(TopTwoThompson(0.9, max_evals=12), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, random_state=0, store=p)\n_N['n'] = 0\n"
+      "run(TopTwoThompson(0.9, max_evals=12), FunctionEvaluator(lambda p, s: 2.0), {'x': [1, 2]}, random_state=0, store=p)", ["evaluation code"]),
     C("R12", "certa.run", "retries a string", "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, retries='2')", ["retries"]),
     C("R13", "certa.run", "store is an int", "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, store=3)", ["store"]),
     OK("R50", "certa.run", "resume with a scoring function is accepted",

@@ -215,7 +215,7 @@ class Child:
 def _child_shared(store: str, log: str, strategy: str, seed: int) -> dict:
     from certa.strategies import TopTwoThompson
 
-    strat = JKFoldGrid(4, 2) if strategy == "grid" else TopTwoThompson(0.9, max_evals=40)
+    strat = JKFoldGrid(4, 2) if strategy == "grid" else TopTwoThompson(0.9, 0.5, stopping="bayes", max_evals=40)
     ev = FaultyEvaluator(os.path.dirname(log), None, sleep=0.05, log=log)
     sel = run(strat, ev, GRID, random_state=seed, store=store)
     return {"best": sel.best_index, "estimates": [float(v) for v in sel.result["estimates"]], "n": sel.n_evaluations}
@@ -224,7 +224,7 @@ def _child_shared(store: str, log: str, strategy: str, seed: int) -> dict:
 def _clean_shared(strategy: str, seed: int) -> dict:
     from certa.strategies import TopTwoThompson
 
-    strat = JKFoldGrid(4, 2) if strategy == "grid" else TopTwoThompson(0.9, max_evals=40)
+    strat = JKFoldGrid(4, 2) if strategy == "grid" else TopTwoThompson(0.9, 0.5, stopping="bayes", max_evals=40)
     sel = run(strat, FunctionEvaluator(noisy_params), GRID, random_state=seed)
     return {"best": sel.best_index, "estimates": [float(v) for v in sel.result["estimates"]], "n": sel.n_evaluations}
 

@@ -74,7 +74,7 @@ def main() -> None:
            "p_correct": float(np.mean([o[1] == 0 for o in out])),
            "evaluations_per_model_mean": dict(zip(MODELS8, np.mean([o[2] for o in out], axis=0).round(2).tolist())),
            "machine": machine_info()}
-    rep = simulate(TopTwoThompson(a.confidence), table={m: table[m] for m in MODELS8}, n_runs=a.runs,
+    rep = simulate(TopTwoThompson(a.confidence, 0.5, stopping="bayes"), table={m: table[m] for m in MODELS8}, n_runs=a.runs,
                    random_state=a.seed)
     cev = rep.evaluations.astype(float)
     res["certa_TopTwoThompson"] = {"n_runs": a.runs, "evaluations_mean": float(cev.mean()),

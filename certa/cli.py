@@ -62,13 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Run a strategy many times against simulated candidates, given either their "
                          "means and SDs (Gaussian) or a JSON table of observed scores per candidate to replay, and "
                          "report min / mean / max evaluations and how often the true best was chosen.")
-    sim.add_argument("--strategy", default="top_two", choices=["top_two", "batch", "uniform", "sequential_halving", "equal"])
+    sim.add_argument("--strategy", default="top_two",
+                     choices=["top_two", "fiesta", "batch", "uniform", "sequential_halving", "equal"],
+                     help="fiesta: FIESTA's exact algorithm (top-two, beta 0.5, Bayesian stopping)")
     sim.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sim.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies")
-    sim.add_argument("--stopping", default="bayes", choices=["bayes", "glr"])
-    sim.add_argument("--beta", type=_beta, default=0.5,
-                     help='top-two: probability of evaluating the leader (default 0.5, FIESTA\'s TTTS), or "ids" '
-                     "(information-directed selection, no tuning; fewer evaluations on the FIESTA data)")
+    sim.add_argument("--stopping", default=None, choices=["glr", "bayes"],
+                     help="glr (default): wrong with probability at most 1 - confidence (Gaussian scores); "
+                     "bayes: FIESTA's P(best) rule, cheaper, no such guarantee")
+    sim.add_argument("--beta", type=_beta, default=None,
+                     help='top-two: probability of evaluating the leader, or "ids" (default: information-directed '
+                     "selection, no tuning); 0.5 is FIESTA's TTTS")
     sim.add_argument("--workers", type=_positive_int(1), default=None, help="evaluations in flight (batch, uniform)")
     sim.add_argument("--max-evals", type=_positive_int(1), default=None, help="cap on evaluations per run")
     sim.add_argument("--tolerance", type=float, default=0.0,
@@ -117,15 +121,17 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--evaluate", required=True, metavar="MODULE:FUNCTION",
                      help="import path of evaluate(params, seed) -> score; the current directory is searched first")
     sel.add_argument("--candidates", required=True, metavar="FILE", help="TOML or JSON file of candidates")
-    sel.add_argument("--strategy", default="top_two", choices=["top_two", "batch", "uniform", "sequential_halving",
-                                                               "equal"],
-                     help="top_two (default), batch, uniform: until --confidence; sequential_halving, equal: "
-                     "--budget evaluations")
+    sel.add_argument("--strategy", default="top_two", choices=["top_two", "fiesta", "batch", "uniform",
+                                                               "sequential_halving", "equal"],
+                     help="top_two (default), fiesta (FIESTA's exact algorithm), batch, uniform: until --confidence; "
+                     "sequential_halving, equal: --budget evaluations")
     sel.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sel.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies: evaluations")
-    sel.add_argument("--stopping", default="bayes", choices=["bayes", "glr"],
-                     help="bayes: FIESTA's P(best) rule (default); glr: error at most 1 - confidence (Gaussian)")
-    sel.add_argument("--beta", type=_beta, default=0.5, help='top-two: probability of evaluating the leader, or "ids"')
+    sel.add_argument("--stopping", default=None, choices=["glr", "bayes"],
+                     help="glr (default): wrong with probability at most 1 - confidence (Gaussian scores); "
+                     "bayes: FIESTA's P(best) rule, cheaper, no such guarantee")
+    sel.add_argument("--beta", type=_beta, default=None,
+                     help='top-two: probability of evaluating the leader, or "ids" (default)')
     sel.add_argument("--tolerance", type=float, default=0.0,
                      help="fixed confidence: stop once the choice is within this of the best (epsilon-best)")
     sel.add_argument("--workers", type=_positive_int(1), default=None, help="batch: evaluations in flight")

@@ -238,13 +238,15 @@ def _method(spec: dict[str, Any], desc: dict[str, Any]) -> str:
 
 
 def belief_history(selection: Selection) -> np.ndarray:
-    """Every candidate's P(best) after each evaluation of a fixed-confidence run (``stopping="bayes"``).
+    """Every candidate's posterior P(best) after each evaluation of a fixed-confidence run.
 
     A run does not compute it as it goes (the Bayesian stopping rule only needs the leader's
     P(best), see :class:`certa.strategies._belief.LeaderBelief`): the run's outcomes are told
     again, in the same order, to a copy of its strategy that records the full P(best) vector
     after each one, so the history is exactly what the run believed. Nothing is evaluated.
-    The result is kept in ``selection.result["belief_history"]``.
+    The result is kept in ``selection.result["belief_history"]``. With ``stopping="glr"`` the
+    posterior is not what decides the stop; the confidence that rule gave its recommendation
+    after each evaluation is kept alongside, in ``selection.result["confidence_history"]``.
 
     Returns
     -------
@@ -254,7 +256,7 @@ def belief_history(selection: Selection) -> np.ndarray:
     Raises
     ------
     ValueError
-        If the selection is not a fixed-confidence run with ``stopping="bayes"``.
+        If the selection is not a fixed-confidence run.
     """
     import copy
 
@@ -263,13 +265,16 @@ def belief_history(selection: Selection) -> np.ndarray:
         return hist
     strategy = selection._strategy_object
     strategy = copy.deepcopy(strategy) if strategy is not None else rebuild_strategy(dict(selection.strategy))
-    if strategy is None or not hasattr(strategy, "_track_belief") or getattr(strategy, "stopping", None) != "bayes":
-        raise ValueError("this selection has no belief history (not a fixed-confidence run with stopping='bayes')")
+    if strategy is None or not hasattr(strategy, "_track_belief"):
+        raise ValueError("this selection has no belief history (not a fixed-confidence run)")
     strategy._track_belief = True
     outcomes = {draw.key: (draw, outcome) for draw, outcome, _ in selection._told}
     _replay(strategy, len(selection.candidates), selection.seed, outcomes, selection._max_failures)
-    hist = np.asarray(strategy.result()["belief_history"], dtype=float)
+    replayed = strategy.result()
+    hist = np.asarray(replayed["belief_history"], dtype=float)
     if not hist.size:
         raise ValueError("this selection has no belief history yet (fewer than 3 scores of some candidate)")
     selection.result["belief_history"] = hist
+    if "confidence_history" in replayed:
+        selection.result["confidence_history"] = np.asarray(replayed["confidence_history"], dtype=float)
     return hist

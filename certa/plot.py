@@ -235,7 +235,11 @@ def score_distributions(selection: Any, ax: Any = None):
 
 
 def belief(selection: Any, ax: Any = None):
-    """Bandits with a confidence target: P(best) of each candidate as evaluations accumulate (FIESTA's figure 2)."""
+    """Bandits with a confidence target: P(best) of each candidate as evaluations accumulate (FIESTA's figure 2).
+
+    With ``stopping="glr"`` the posterior P(best) is drawn thin, and the confidence the GLR rule
+    gives its recommendation (what decides the stop) in black.
+    """
     sel = _selection(selection)
     from .loading import belief_history
 
@@ -243,13 +247,16 @@ def belief(selection: Any, ax: Any = None):
     ax = _axes(ax)
     start = int(np.sum(sel.result["evaluations"])) - len(hist) + 1
     x = np.arange(start, start + len(hist))
+    reached = sel.result.get("confidence_history")
     for c in sel.candidates:
-        ax.plot(x, hist[:, c.index], label=c.name)
+        ax.plot(x, hist[:, c.index], label=c.name, linewidth=1 if reached is not None else 1.5)
+    if reached is not None:
+        ax.plot(x, reached, color="black", linewidth=2, label="confidence reached (GLR)")
     conf = sel.strategy.get("confidence")
     if conf:
         ax.axhline(conf, color="grey", linestyle="--", linewidth=1, label=f"confidence {conf}")
     ax.set_xlabel("evaluations")
-    ax.set_ylabel("P(best)")
+    ax.set_ylabel("P(best)" if reached is None else "posterior P(best); confidence reached")
     ax.set_ylim(0, 1.02)
     ax.set_title("Confidence in each candidate over the run")
     ax.legend(fontsize="x-small", ncol=2)

@@ -105,7 +105,7 @@ def _statement(selection: Selection) -> str:
                 else "GLR stopping rule: wrong with probability at most 1 - confidence for Gaussian scores")
         if "guarantee" in res:   # the confidence reached, whatever ended the run, in words
             return (f"{name} chosen: {res['guarantee']}"
-                    + (f" (target {target}, stop: {res.get('stop_reason')})" if target is not None else ""))
+                    + (f"; target {target}, stop: {res.get('stop_reason')}" if target is not None else ""))
         return (f"{name} chosen with P(best) = {float(res['confidence']):.3f}"
                 + (f" (target {target}, stop: {res.get('stop_reason')})" if target is not None else "") + f"; {what}")
     if method == "bandit":

@@ -82,7 +82,7 @@ def test_ids_allocates_in_proportion_to_the_sds_of_two_candidates():
     # two candidates: the optimal allocation has N_i proportional to sigma_i (here 1:3), which
     # IDS reaches by playing each in proportion to s_i^2 / N_i; with beta=1/2 the challenger is
     # always the other candidate, so the split stays about 50/50 whatever the SDs
-    half = gaussian_run(TopTwoThompson(0.9999, max_evals=400), [0.0, 0.2], [1.0, 3.0], seed=2)
+    half = gaussian_run(TopTwoThompson(0.9999, 0.5, max_evals=400), [0.0, 0.2], [1.0, 3.0], seed=2)
     ids = gaussian_run(TopTwoThompson(0.9999, "ids", max_evals=400), [0.0, 0.2], [1.0, 3.0], seed=2)
     assert ids.n_evaluations == half.n_evaluations == 400
     e_half, e_ids = half.result["evaluations"], ids.result["evaluations"]
@@ -94,7 +94,7 @@ def test_ids_wrong_choice_rate_on_spread_candidates():
     # Bayes stopping with IDS on 5 spread Gaussian candidates (1.5 SD gaps): the posterior
     # rule stays below delta here (docs/adaptive.md); 300 runs, delta + 3 binomial SE
     delta, n = 0.1, 300
-    wrong, rep = _wrong_rate(TopTwoThompson(1 - delta, "ids"), [0.0, 1.5, 3.0, 4.5, 6.0], [1.0] * 5, n, seed=4)
+    wrong, rep = _wrong_rate(TopTwoThompson(1 - delta, "ids", stopping="bayes"), [0.0, 1.5, 3.0, 4.5, 6.0], [1.0] * 5, n, seed=4)
     assert wrong <= delta + 3 * math.sqrt(delta * (1 - delta) / n)
 
 
@@ -243,7 +243,10 @@ def test_bandit_select_user_function_and_split():
     frame = belief_frame(sel)
     assert list(frame.columns) == ["a", "b"] and frame.iloc[-1]["b"] >= 0.95
     ax = plot_belief(sel)
-    assert len(ax.lines) == 3
+    # one line per candidate, the GLR rule's confidence (the default stopping) and the target
+    assert len(ax.lines) == 4
+    reached = ax.lines[2].get_ydata()
+    assert reached[-1] == pytest.approx(sel.result["confidence"]) and reached[-1] >= 0.95 > reached[-2]
 
 
 def test_belief_history_is_the_posterior_p_best_after_each_evaluation():
@@ -252,7 +255,8 @@ def test_belief_history_is_the_posterior_p_best_after_each_evaluation():
     def evaluate(mean, train, test, seed):
         return mean + np.random.default_rng(seed).normal(0, 0.05)
 
-    sel = bandit_select(evaluate, {"a": 0.60, "b": 0.66, "c": 0.63}, confidence=0.95, random_state=3)
+    sel = bandit_select(evaluate, {"a": 0.60, "b": 0.66, "c": 0.63}, confidence=0.95, random_state=3,
+                        stopping="bayes")
     hist = belief_frame(sel).to_numpy()
     scores = [[], [], []]
     expected = []

@@ -71,7 +71,7 @@ def _jk(est=LR, grid=GRID, **kw):
 
 def _small_run(path, fn=None):
     fn = fn or (lambda p, s: {"score": float(p["x"]), "payload": {"idx": np.arange(3)}})
-    return run(TopTwoThompson(0.9, max_evals=6), FunctionEvaluator(fn), {"x": [1, 2]}, random_state=0, store=path)
+    return run(TopTwoThompson(0.9, max_evals=12), FunctionEvaluator(fn), {"x": [1, 2]}, random_state=0, store=path)
 
 
 # ------------------------------------------------------------------ a store is data, never code
@@ -204,12 +204,12 @@ def test_resume_with_a_scoring_function_is_accepted(tmp_path, n_evals):
 
 def test_edited_evaluate_function_refuses_the_store(tmp_path):
     path = tmp_path / "f.sqlite"
-    bandit_select(lambda c, tr, te, s: c + 0.01 * (s % 7), {"a": 1, "b": 2}, max_evals=8, random_state=0, store=path)
+    bandit_select(lambda c, tr, te, s: c + 0.01 * (s % 7), {"a": 1, "b": 2}, max_evals=12, random_state=0, store=path)
     # same name, same source line shape, another body: stale scores must not be reused
     with pytest.raises(ValueError, match="evaluation code differs"):
-        bandit_select(lambda c, tr, te, s: c - 0.01 * (s % 7), {"a": 1, "b": 2}, max_evals=8, random_state=0,
+        bandit_select(lambda c, tr, te, s: c - 0.01 * (s % 7), {"a": 1, "b": 2}, max_evals=12, random_state=0,
                       store=path)
-    again = bandit_select(lambda c, tr, te, s: c + 0.01 * (s % 7), {"a": 1, "b": 2}, max_evals=8, random_state=0,
+    again = bandit_select(lambda c, tr, te, s: c + 0.01 * (s % 7), {"a": 1, "b": 2}, max_evals=12, random_state=0,
                           store=path)
     assert again.n_reused == again.n_evaluations
 

@@ -82,13 +82,14 @@ def test_demo_json_has_the_table_the_text_shows(capsys):
 
 def test_simulate_says_the_lower_bound_does_not_apply_to_the_bayes_rule(capsys):
     args = ["simulate", "--means", "0.6,0.7", "--sds", "0.05,0.05", "--runs", "20"]
-    assert main(args) == 0
-    assert "the Bayes stopping rule is not one" in capsys.readouterr().out
-    assert main([*args, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["lower_bound_applies"] is False
-    assert main([*args, "--stopping", "glr"]) == 0
+    for bayes in (["--stopping", "bayes"], ["--strategy", "fiesta"]):
+        assert main([*args, *bayes]) == 0
+        assert "the Bayes stopping rule is not one" in capsys.readouterr().out
+        assert main([*args, *bayes, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["lower_bound_applies"] is False
+    assert main(args) == 0   # the default rule is the delta-correct GLR
     assert "Bayes stopping rule" not in capsys.readouterr().out
-    assert main([*args, "--stopping", "glr", "--json"]) == 0
+    assert main([*args, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["lower_bound_applies"] is True
 
 

@@ -88,8 +88,8 @@ def test_anytime_confidence_is_calibrated_on_capped_runs():
 
 def test_bayes_confidence_with_tolerance_is_the_shifted_posterior():
     ev = FunctionEvaluator(GaussianScores([0.0, -0.05], [1.0, 1.0]))
-    a = run_direct(TopTwoThompson(0.999, max_evals=30), ev, 2, seed=1)
-    b = run_direct(TopTwoThompson(0.999, max_evals=30, tolerance=0.5), ev, 2, seed=1)
+    a = run_direct(TopTwoThompson(0.999, max_evals=30, stopping="bayes"), ev, 2, seed=1)
+    b = run_direct(TopTwoThompson(0.999, max_evals=30, stopping="bayes", tolerance=0.5), ev, 2, seed=1)
     assert b["confidence"] > a["confidence"]   # "within 0.5 of the best" is more probable
     assert "Bayesian" in b["guarantee"]
 

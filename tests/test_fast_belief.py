@@ -169,21 +169,35 @@ def test_direct_driver_result_equals_runner_result_with_history():
     ev = FunctionEvaluator(GaussianScores([0.0, 0.5], [1.0, 1.0]))
     res = run_direct(copy.deepcopy(strat), ev, 2, seed=9)
     sel = run(copy.deepcopy(strat), ev, [{"candidate": 0}, {"candidate": 1}], random_state=9)
-    for key in ("evaluations", "p_best", "belief_history", "estimates"):
+    for key in ("evaluations", "p_best", "belief_history", "confidence_history", "estimates"):
         np.testing.assert_array_equal(res[key], sel.result[key])
     assert res["best"] == sel.result["best"]
     assert len(res["belief_history"]) > 0
+    # the default rule is the GLR one: its confidence after every evaluation, ending at the stop
+    assert res["stopping"] == "glr" and len(res["confidence_history"]) == len(res["belief_history"])
+    assert res["confidence_history"][-1] == res["confidence"] >= 0.9 > res["confidence_history"][-2]
+
+
+def test_batch_thompson_stopping_default_follows_the_rule():
+    # plain Thompson sampling starves the losers, so its default stays the Bayesian rule
+    assert BatchThompson(0.9, 3, rule="thompson").stopping == "bayes"
+    assert BatchThompson(0.9, 3).stopping == "glr" and TopTwoThompson(0.9).stopping == "glr"
+    with pytest.warns(UserWarning, match="rule='top_two'"):
+        s = BatchThompson(0.9, 3, rule="thompson", stopping="glr", max_evals=300)
+    res = run_direct(s, FunctionEvaluator(GaussianScores([0.0, 1.5, 0.5], [1.0] * 3)), 3, seed=5)
+    assert res["stop_reason"] == "max_evals" and res["evaluations"].sum() == 300
+    assert res["evaluations"].min() < 30   # the losers are starved
 
 
 @pytest.mark.parametrize("means, strategy", [
-    ([0.0, 0.8, 0.4, 0.6], TopTwoThompson(0.9)),
-    ([0.0, 0.8, 0.4, 0.6], TopTwoThompson(0.95, "ids")),
-    ([1.2] + list(np.linspace(0.0, -1.5, 29)), TopTwoThompson(0.9)),
-    ([0.0, 0.3, 1.2, 0.6, 0.2], BatchThompson(0.9, 3)),
-    ([0.0, 0.3, 1.2, 0.6, 0.2], UniformUntilConfident(0.9)),
+    ([0.0, 0.8, 0.4, 0.6], TopTwoThompson(0.9, 0.5, stopping="bayes")),
+    ([0.0, 0.8, 0.4, 0.6], TopTwoThompson(0.95, "ids", stopping="bayes")),
+    ([1.2] + list(np.linspace(0.0, -1.5, 29)), TopTwoThompson(0.9, 0.5, stopping="bayes")),
+    ([0.0, 0.3, 1.2, 0.6, 0.2], BatchThompson(0.9, 3, beta=0.5, stopping="bayes")),
+    ([0.0, 0.3, 1.2, 0.6, 0.2], UniformUntilConfident(0.9, stopping="bayes")),
 ], ids=["ttts", "ids", "30_candidates", "batch", "uniform"])
 def test_leader_only_belief_makes_the_decisions_of_the_full_vector(means, strategy):
-    # default: the stopping rule looks only at the leader's P(best), incrementally, and skips it
+    # the Bayesian rule (FIESTA's), untracked: the stopping rule looks only at the leader's P(best), incrementally, and skips it
     # when a bound shows it cannot stop; tracked: the full P(best) vector after every evaluation
     ev = FunctionEvaluator(GaussianScores(means, [1.0] * len(means)))
     for seed in range(3):

@@ -68,7 +68,7 @@ def test_failing_candidate_is_dropped_and_reported(max_failures):
 
 
 def test_max_evals_counts_failed_evaluations():
-    sel = bandit_select(_fails_for_b, {"a": 1, "b": 2, "c": 3}, random_state=0, max_evals=12, confidence=0.9999,
+    sel = bandit_select(_fails_for_b, {"a": 1, "b": 2, "c": 3}, random_state=0, max_evals=12, confidence=0.9999, stopping="bayes",
                         max_failures=None)
     assert sel.n_evaluations == 12 and sel.result["stop_reason"] == "max_evals"
     assert sel.best.name == "c"

@@ -118,7 +118,10 @@ def test_show_json(stores, method, capsys):
         assert "would choose it" in out["statement"]
     if method == "bandit":
         assert out["bandit"]["confidence"] == pytest.approx(original.result["confidence"])
-        assert "P(best)" in out["statement"]
+        # the default stopping rule is the GLR one, so the statement is a frequentist guarantee
+        assert original.result["stopping"] == "glr"
+        assert out["statement"].startswith(f"{sel.best.name} chosen: the best with confidence ")
+        assert "delta-correct" in out["statement"] and "P(best)" not in out["statement"]
     if method == "progressive":
         assert [r["n_survived"] for r in out["rounds"]] == [r["n_survived"] for r in original.result["rounds"]]
     if method == "quantification":

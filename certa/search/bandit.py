@@ -26,6 +26,7 @@ from ..strategies import (
     TopTwoThompson,
     UniformUntilConfident,
 )
+from ..strategies.thompson import DEFAULT_BETA, DEFAULT_STOPPING, FIESTA_SETTINGS
 from ._common import (
     DelegateToBestMixin,
     check_estimator_arg,
@@ -37,14 +38,19 @@ from ._common import (
     wants_stratified,
 )
 
-STRATEGIES = ("top_two", "batch", "sequential_halving", "uniform", "equal")
+STRATEGIES = ("top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal")
 
 
-def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None, stopping: str,
-                  n_workers: int | None, max_evals: int | None, transform: str | None = None,
-                  beta: float | str = 0.5, tolerance: float = 0.0) -> Strategy:
+def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None,
+                  stopping: str | None = None, n_workers: int | None = None, max_evals: int | None = None,
+                  transform: str | None = None, beta: float | str | None = None,
+                  tolerance: float = 0.0) -> Strategy:
     """Build a strategy from its name and the usual arguments (or pass a Strategy through).
 
+    ``stopping=None`` and ``beta=None`` take the defaults: ``"glr"`` (delta-correct) and
+    ``"ids"`` (information-directed top-two). ``strategy="fiesta"`` is FIESTA's exact
+    algorithm: top-two Thompson sampling with ``beta=0.5`` and the Bayesian stopping rule
+    (``stopping`` and ``beta``, if given, must then be those values).
     ``beta`` (a probability or ``"ids"``) is the top-two rule's, for ``"top_two"`` and ``"batch"``.
     ``tolerance`` (epsilon-best identification) applies to the fixed-confidence strategies.
     """
@@ -60,12 +66,22 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
         return SequentialHalving(budget) if strategy == "sequential_halving" else EqualAllocation(budget)
     if confidence is None:
         raise ValueError(f"strategy={strategy!r} is a fixed-confidence method: give confidence, e.g. 0.95")
+    if strategy == "fiesta":
+        for name, value in (("stopping", stopping), ("beta", beta)):
+            if value is not None and value != FIESTA_SETTINGS[name]:
+                raise ValueError(f"strategy='fiesta' is FIESTA's exact algorithm, with {name}="
+                                 f"{FIESTA_SETTINGS[name]!r}; got {name}={value!r} (use strategy='top_two' "
+                                 f"to change {name})")
+        return TopTwoThompson(confidence, FIESTA_SETTINGS["beta"], stopping=FIESTA_SETTINGS["stopping"],
+                              transform=transform, max_evals=max_evals, tolerance=tolerance)
+    stopping = DEFAULT_STOPPING if stopping is None else stopping
+    beta = DEFAULT_BETA if beta is None else beta
     if strategy == "top_two":
         return TopTwoThompson(confidence, beta, stopping=stopping, transform=transform, max_evals=max_evals,
                               tolerance=tolerance)
     if strategy == "batch":
-        return BatchThompson(confidence, 4 if n_workers is None else n_workers, beta=beta, stopping=stopping, transform=transform,
-                             max_evals=max_evals, tolerance=tolerance)
+        return BatchThompson(confidence, 4 if n_workers is None else n_workers, beta=beta, stopping=stopping,
+                             transform=transform, max_evals=max_evals, tolerance=tolerance)
     return UniformUntilConfident(confidence, stopping=stopping, transform=transform, max_evals=max_evals,
                                  n_workers=1 if n_workers is None else n_workers, tolerance=tolerance)
 
@@ -96,16 +112,22 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     param_grid : dict or list of dicts, optional
     candidates : dict of name -> estimator, optional
         Named models to choose between (instead of ``estimator`` + ``param_grid``).
-    strategy : {"top_two", "batch", "sequential_halving", "uniform", "equal"} or Strategy
+    strategy : {"top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal"} or Strategy
         ``"top_two"``: top-two Thompson sampling to a fixed ``confidence``;
+        ``"fiesta"``: FIESTA's exact algorithm (top-two with ``beta=0.5`` and the
+        Bayesian stopping rule);
         ``"batch"``: asynchronous Thompson sampling for ``n_workers`` workers;
         ``"sequential_halving"``: a fixed ``budget``; ``"uniform"``/``"equal"``:
         the non-adaptive baselines.
     confidence : float, default 0.95
     budget : int or None
-    stopping : {"bayes", "glr"}, default "bayes"
-        ``"bayes"`` (FIESTA): stop when P(best) >= confidence, no frequentist
-        guarantee; ``"glr"``: delta-correct for Gaussian scores.
+    stopping : {"glr", "bayes"} or None, default None (``"glr"``)
+        ``"glr"``: delta-correct for Gaussian scores (a wrong choice with probability
+        at most ``1 - confidence``); ``"bayes"`` (FIESTA's): stop when P(best) >=
+        confidence, cheaper, no frequentist guarantee (``docs/adaptive.md``).
+    beta : float in (0, 1), "ids" or None, default None (``"ids"``)
+        The top-two rule's probability of evaluating the leader (``"top_two"``, ``"batch"``);
+        ``"ids"`` is information-directed selection, 0.5 is FIESTA's.
     test_size : float or int, default 0.2
         Size of each fresh random test split (stratified for classifiers).
     n_workers : int or None
@@ -172,8 +194,9 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator: Any = None, param_grid: Any = None, *, candidates: Mapping[str, Any] | None = None,
                  strategy: str | Strategy = "top_two", confidence: float = 0.95, budget: int | None = None,
-                 stopping: str = "bayes", test_size: float = 0.2, n_workers: int | None = None,
-                 max_evals: int | None = None, tolerance: float = 0.0, scoring: Any = None,
+                 stopping: str | None = None, beta: float | str | None = None, test_size: float = 0.2,
+                 n_workers: int | None = None, max_evals: int | None = None, tolerance: float = 0.0,
+                 scoring: Any = None,
                  n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
@@ -185,6 +208,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         self.confidence = confidence
         self.budget = budget
         self.stopping = stopping
+        self.beta = beta
         self.test_size = test_size
         self.n_workers = n_workers
         self.max_evals = max_evals
@@ -240,7 +264,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"test_size must be a fraction in (0, 1) or a number of samples >= 1, got {self.test_size!r}")
         strategy = make_strategy(self.strategy, confidence=self.confidence, budget=self.budget,
                                  stopping=self.stopping, n_workers=self.n_workers, max_evals=self.max_evals,
-                                 tolerance=self.tolerance)
+                                 beta=self.beta, tolerance=self.tolerance)
         example = self.estimator if self.estimator is not None else cands[0].params["model"]
         stratified = wants_stratified(example, y)
         evaluator = EstimatorEvaluator(self.estimator, X, y, RandomSplitPlan(self.test_size, stratified), self.scoring,
@@ -320,7 +344,8 @@ def _split_signature(split_result: Any) -> str:
 
 def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, split: Callable | None = None,
                   test_size: float = 0.2, strategy: str | Strategy = "top_two", confidence: float | None = 0.95,
-                  budget: int | None = None, stopping: str = "bayes", n_workers: int | None = None,
+                  budget: int | None = None, stopping: str | None = None, beta: float | str | None = None,
+                  n_workers: int | None = None,
                   max_evals: int | None = None, tolerance: float = 0.0, n_jobs: int | None = 1, executor: Any = None,
                   store: str | os.PathLike | None = None, random_state: int | None = None, retries: int = 0,
                   timeout: float | None = None, progress: bool | str = "auto",
@@ -337,7 +362,9 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     ``max_failures`` times in a row is dropped (``Selection.dropped``); see :func:`certa.run`.
 
     ``tolerance`` (fixed confidence): stop once the choice is within ``tolerance`` of the
-    best with the stated confidence.
+    best with the stated confidence. ``stopping`` and ``beta`` default to the delta-correct
+    ``"glr"`` rule and ``"ids"``; ``strategy="fiesta"`` is FIESTA's exact algorithm (see
+    :class:`BanditSearchCV`).
 
     On Ctrl-C, :class:`certa.RunInterrupted` carries the anytime ``Selection`` (``exc.selection``);
     with ``store`` the finished evaluations are kept there too (call again to resume).
@@ -389,7 +416,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
             raise ValueError("split returns the same split for different seeds: every evaluation must use a fresh "
                              "split, so split(data, seed) must depend on seed")
     strat = make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping, n_workers=n_workers,
-                          max_evals=max_evals, tolerance=tolerance)
+                          max_evals=max_evals, beta=beta, tolerance=tolerance)
     evaluator = _UserFunctionEvaluator(evaluate, data, split, test_size, named)
     return run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
                retries=retries, timeout=timeout, progress=progress, max_failures=max_failures)

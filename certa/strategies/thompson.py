@@ -3,6 +3,7 @@ non-adaptive baseline, with FIESTA's Bayesian stopping rule or a delta-correct G
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,12 @@ from ._glr import (
 from ._validation import check_beta, check_choice, check_confidence, check_int
 
 STOPPING_RULES = ("bayes", "glr")
+#: Defaults a user gets (docs/adaptive.md, "Defaults"): the delta-correct rule and IDS.
+DEFAULT_STOPPING = "glr"
+DEFAULT_BETA = "ids"
+#: FIESTA's exact algorithm (Moss et al. 2019, TTTS with its Bayesian stopping rule): the settings
+#: behind ``strategy="fiesta"`` on every front.
+FIESTA_SETTINGS = {"beta": 0.5, "stopping": "bayes"}
 
 
 class _Confident(Strategy):
@@ -55,14 +62,16 @@ class _Confident(Strategy):
     delta at which the rule would have stopped, valid at any time).
     """
 
-    #: Record every candidate's P(best) after every evaluation in ``result()["belief_history"]``.
+    #: Record every candidate's P(best) after every evaluation in ``result()["belief_history"]``
+    #: (and, for ``stopping="glr"``, the confidence the rule gives its recommendation in
+    #: ``result()["confidence_history"]``).
     #: Off: the Bayesian rule then needs only the leader's P(best), updated incrementally
     #: (:class:`._belief.LeaderBelief`), and skips even that whenever a cheap upper bound shows
     #: that no candidate can reach the confidence (same stopping decisions). The history of a
     #: finished run is rebuilt on demand by :func:`certa.loading.belief_history`.
     _track_belief = False
 
-    def __init__(self, confidence: float, *, min_evals: int = 3, stopping: str = "bayes",
+    def __init__(self, confidence: float, *, min_evals: int = 3, stopping: str = DEFAULT_STOPPING,
                  transform: str | None = None, max_evals: int | None = None, tolerance: float = 0.0) -> None:
         self.confidence = check_confidence(confidence)
         self.tolerance = check_tolerance(tolerance)
@@ -95,6 +104,7 @@ class _Confident(Strategy):
         self._stopped = False
         self._stop_reason = ""
         self._history: list[np.ndarray] = []
+        self._confidence_history: list[float] = []
         self._best = 0
         self._p = None   # P(best) of every candidate, computed when asked for (nan before 3 scores each)
         self._post = None
@@ -186,6 +196,10 @@ class _Confident(Strategy):
             st = self._live_stats()
             stop, best = glr_should_stop_fast(st.mean, st.var(), st.n, 1.0 - self.confidence, self.tolerance)
             self._best = self._unview(best)
+            if self._track_belief:   # the posterior is not what decides here; it is kept for the plot
+                self._history.append(self._expand(p_best(*self._posterior())))
+                self._confidence_history.append(self._glr_confidence())
+                self._best = self._unview(best)
         if stop:
             self._stopped, self._stop_reason = True, "confident"
 
@@ -302,7 +316,8 @@ class _Confident(Strategy):
                 "guarantee": guarantee_text(reached, self.tolerance, self.stopping),
                 "evaluations": self._asked.copy(),
                 "failed": self._failed.copy(), "stop_reason": self._stop_reason or "not stopped",
-                "belief_history": np.array(self._history), "stopping": self.stopping}
+                "belief_history": np.array(self._history), "stopping": self.stopping,
+                **({"confidence_history": np.array(self._confidence_history)} if self.stopping == "glr" else {})}
 
 
 def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
@@ -344,8 +359,8 @@ class TopTwoThompson(_Confident):
     ----------
     confidence : float in (0, 1)
         1 - delta.
-    beta : float in (0, 1) or "ids", default 0.5
-        Probability of evaluating the leader. 0.5 is FIESTA's TTTS. ``"ids"`` is
+    beta : float in (0, 1) or "ids", default "ids"
+        Probability of evaluating the leader. 0.5 is FIESTA's TTTS. ``"ids"`` (the default) is
         information-directed selection (You, Qin, Wang & Yang 2023): the challenger
         is always drawn, then the leader is played with probability
         ``h_I / (h_I + h_J)``, ``h_i = s_i^2 / N_i`` (the variance of each one's mean),
@@ -353,7 +368,11 @@ class TopTwoThompson(_Confident):
         a ``beta`` to tune. On the FIESTA paper's data it needs 5-8 % fewer
         evaluations than ``beta=0.5`` (``docs/adaptive.md``).
     min_evals : int >= 3, default 3
-    stopping : {"bayes", "glr"}
+    stopping : {"glr", "bayes"}, default "glr"
+        ``"glr"``: delta-correct (wrong with probability at most ``1 - confidence``);
+        ``"bayes"``: FIESTA's posterior rule, cheaper but without that guarantee.
+        ``TopTwoThompson(confidence, beta=0.5, stopping="bayes")`` is FIESTA's exact
+        algorithm (``strategy="fiesta"`` on the fronts).
     transform : {None, "logit"}
         Model scores in [0, 1] on the logit scale (scores of exactly 0 or 1 are fine).
     max_evals : int or None
@@ -363,7 +382,8 @@ class TopTwoThompson(_Confident):
 
     max_pending = 1
 
-    def __init__(self, confidence: float, beta: float | str = 0.5, min_evals: int = 3, *, stopping: str = "bayes",
+    def __init__(self, confidence: float, beta: float | str = DEFAULT_BETA, min_evals: int = 3, *,
+                 stopping: str = DEFAULT_STOPPING,
                  transform: str | None = None, max_evals: int | None = None, tolerance: float = 0.0) -> None:
         super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals,
                          tolerance=tolerance)
@@ -391,15 +411,28 @@ class BatchThompson(_Confident):
     ``tolerance``, EB-TC_eps as in :class:`TopTwoThompson`).
     Outcomes are told in the order they were asked, so the run is the same
     whatever the timing of the workers.
+
+    ``stopping=None`` (the default) is ``"glr"`` for ``rule="top_two"`` and ``"bayes"``
+    for ``rule="thompson"``: plain Thompson sampling evaluates the losing candidates too
+    rarely for the GLR rule to stop (3 candidates 0.5 and 1.5 SD apart: still running after
+    100,000 evaluations, 43 of them on the two losers), so an explicit
+    ``rule="thompson", stopping="glr"`` warns.
     """
 
-    def __init__(self, confidence: float, n_workers: int = 4, *, rule: str = "top_two", beta: float | str = 0.5,
-                 min_evals: int = 3, stopping: str = "bayes", transform: str | None = None,
-                 max_evals: int | None = None, tolerance: float = 0.0) -> None:
+    def __init__(self, confidence: float, n_workers: int = 4, *, rule: str = "top_two",
+                 beta: float | str = DEFAULT_BETA, min_evals: int = 3, stopping: str | None = None,
+                 transform: str | None = None, max_evals: int | None = None, tolerance: float = 0.0) -> None:
+        rule = check_choice("rule", rule, ("thompson", "top_two"))
+        if stopping is None:
+            stopping = "bayes" if rule == "thompson" else DEFAULT_STOPPING
+        elif rule == "thompson" and stopping == "glr":
+            warnings.warn("BatchThompson(rule='thompson', stopping='glr') rarely stops: plain Thompson "
+                          "sampling starves the losing candidates of the evaluations the GLR rule needs; "
+                          "use rule='top_two' (the default) or stopping='bayes'", UserWarning, stacklevel=2)
         super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals,
                          tolerance=tolerance)
         self.n_workers = check_int("n_workers", n_workers, 1)
-        self.rule = check_choice("rule", rule, ("thompson", "top_two"))
+        self.rule = rule
         self.beta = check_beta(beta)
 
     @property
@@ -427,7 +460,7 @@ class UniformUntilConfident(_Confident):
     ``non_adaptive_fc`` does.
     """
 
-    def __init__(self, confidence: float, min_evals: int = 3, *, stopping: str = "bayes",
+    def __init__(self, confidence: float, min_evals: int = 3, *, stopping: str = DEFAULT_STOPPING,
                  transform: str | None = None, max_evals: int | None = None, n_workers: int = 1,
                  check: str = "evaluation", tolerance: float = 0.0) -> None:
         super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals,
