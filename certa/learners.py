@@ -41,12 +41,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = [
     "WEIGHTINGS",
     "ExponentialDecay",
     "InverseLinear",
+    "StableKNeighborsClassifier",
     "SymbolicEncoder",
     "feature_weights",
     "knn_default_params",
@@ -258,10 +259,114 @@ class ExponentialDecay:
         return hash(("ExponentialDecay", self.alpha))
 
 
+class StableKNeighborsClassifier(KNeighborsClassifier):
+    """Brute-force Euclidean k-NN whose equidistant neighbours are taken in training order.
+
+    scikit-learn's parallel neighbour search breaks ties among equidistant neighbours in an
+    order that depends on the number of OpenMP threads. With one-hot symbolic features ties
+    are the rule, not the exception (a distance counts mismatching features), so the same
+    fit scored different examples with 1 and 2 threads (``docs/progressive.md``). Here the
+    ``n_neighbors`` nearest are the first ``n_neighbors`` of a stable sort by distance: among
+    equidistant training instances the one with the lower training index wins, whatever the
+    threads. Neighbours are ranked by ``|y|^2 - 2 x.y`` (one matrix product per block of
+    queries, in the data's precision: float32 for :class:`SymbolicEncoder` output), which
+    for one-hot codes is bit-equal for equal mismatch patterns. Same parameters as
+    ``KNeighborsClassifier``; only the Euclidean metric (``metric="minkowski"`` with ``p=2``,
+    or ``"euclidean"``) is supported, always by brute force (``algorithm`` is ignored).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [1.0], [3.0]]); y = np.array([0, 1, 2, 2])
+    >>> StableKNeighborsClassifier(n_neighbors=2).fit(X, y).kneighbors([[0.0]])[1]
+    array([[0, 1]])
+    """
+
+    _BLOCK_ROWS = 256   # queries per distance block (a block x n_train matrix in memory)
+
+    def fit(self, X: Any, y: Any) -> StableKNeighborsClassifier:
+        if not ((self.metric == "minkowski" and self.p == 2) or self.metric == "euclidean") or self.metric_params:
+            raise ValueError(f"StableKNeighborsClassifier supports the Euclidean metric only, got metric="
+                             f"{self.metric!r}, p={self.p!r}")
+        super().fit(X, y)
+        if self.outputs_2d_:
+            raise ValueError("StableKNeighborsClassifier supports one output (y of shape (n_samples,)) only")
+        train = np.asarray(self._fit_X)
+        self._dtype = np.float32 if train.dtype == np.float32 else np.float64
+        self._train_t = np.ascontiguousarray(train.T, dtype=self._dtype)
+        self._train_sq = np.einsum("ij,ij->j", self._train_t, self._train_t)
+        return self
+
+    def kneighbors(self, X: Any = None, n_neighbors: int | None = None,
+                   return_distance: bool = True) -> Any:
+        check_is_fitted(self, "_train_t")
+        k = self.n_neighbors if n_neighbors is None else int(n_neighbors)
+        n_train = self._train_t.shape[1]
+        exclude_self = X is None
+        Q = self._train_t.T if exclude_self else validate_data(self, X, reset=False)
+        Q = np.asarray(Q, dtype=self._dtype)
+        if k < 1 or k > n_train - exclude_self:
+            raise ValueError(f"n_neighbors must be in [1, {n_train - exclude_self}], got {k}")
+        ind = np.empty((Q.shape[0], k), dtype=np.intp)
+        dist = np.empty((Q.shape[0], k))
+        for lo in range(0, Q.shape[0], self._BLOCK_ROWS):
+            q = Q[lo:lo + self._BLOCK_ROWS]
+            h = q @ self._train_t               # |x|^2 + h is the squared distance
+            h *= -2.0
+            h += self._train_sq
+            if exclude_self:
+                h[np.arange(q.shape[0]), np.arange(lo, lo + q.shape[0])] = np.inf
+            cols, vals = _stable_k_smallest(h, k)
+            ind[lo:lo + len(q)] = cols
+            dist[lo:lo + len(q)] = vals + np.einsum("ij,ij->i", q, q, dtype=np.float64)[:, None]
+        np.maximum(dist, 0.0, out=dist)
+        return (np.sqrt(dist), ind) if return_distance else ind
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        dist, ind = self.kneighbors(X)
+        w = _vote_weights(dist, self.weights)
+        proba = np.zeros((ind.shape[0], len(self.classes_)))
+        np.add.at(proba, (np.repeat(np.arange(ind.shape[0]), ind.shape[1]), self._y[ind].ravel()), w.ravel())
+        return proba / proba.sum(axis=1, keepdims=True)
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def _stable_k_smallest(d2: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the column indices of the ``k`` smallest values, ties by lower column, and the values."""
+    kth = np.partition(d2, k - 1, axis=1)[:, k - 1:k]
+    rows, cols = np.nonzero(d2 <= kth)            # row-major: columns ascending within a row
+    vals = d2[rows, cols]
+    order = np.lexsort((cols, vals, rows))
+    rows, cols, vals = rows[order], cols[order], vals[order]
+    starts = np.searchsorted(rows, np.arange(d2.shape[0]))
+    take = (starts[:, None] + np.arange(k)[None, :]).ravel()
+    return cols[take].reshape(-1, k), vals[take].reshape(-1, k)
+
+
+def _vote_weights(dist: np.ndarray, weights: Any) -> np.ndarray:
+    """scikit-learn's neighbour vote weights (``"uniform"``, ``"distance"`` or a callable)."""
+    if weights in (None, "uniform"):
+        return np.ones_like(dist)
+    if weights == "distance":
+        with np.errstate(divide="ignore"):
+            w = 1.0 / dist
+        zero = np.isinf(w).any(axis=1)             # an exact match takes all the weight
+        w[zero] = (dist[zero] == 0).astype(float)
+        return w
+    if callable(weights):
+        w = np.asarray(weights(dist), dtype=float)
+        if np.any(np.all(w == 0, axis=1)):
+            raise ValueError("All neighbors of some sample is getting zero weights. Please modify 'weights' "
+                             "to avoid this case if you are using a user-defined function.")
+        return w
+    raise ValueError(f"weights must be 'uniform', 'distance' or a callable, got {weights!r}")
+
+
 def knn_pipeline() -> Pipeline:
-    """``SymbolicEncoder(onehot) -> KNeighborsClassifier(brute)``: weighted-overlap k-NN."""
+    """``SymbolicEncoder(onehot) -> StableKNeighborsClassifier``: weighted-overlap k-NN, ties in training order."""
     return Pipeline([("enc", SymbolicEncoder("onehot", "gr")),
-                     ("knn", KNeighborsClassifier(n_neighbors=1, algorithm="brute"))])
+                     ("knn", StableKNeighborsClassifier(n_neighbors=1, algorithm="brute"))])
 
 
 def knn_grid(quick: bool = False) -> dict[str, list]:
