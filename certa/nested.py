@@ -38,6 +38,20 @@ def _plain(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _inner_score_of_choice(inner: Any) -> float:
+    """The inner CV score of the chosen setting: ``best_score_``, or, where scikit-learn does not
+    set it (``refit`` a callable), ``mean_test_score`` at ``best_index_``; NaN with several
+    metrics and a callable ``refit`` (no single inner score)."""
+    try:
+        return float(inner.best_score_)
+    except AttributeError:
+        pass
+    results, index = getattr(inner, "cv_results_", None), getattr(inner, "best_index_", None)
+    if results is None or index is None or "mean_test_score" not in results:
+        return float("nan")
+    return float(results["mean_test_score"][index])
+
+
 class _SelectionEvaluator(Evaluator):
     """Runs a whole selection on an outer training fold and scores its choice on the outer test fold."""
 
@@ -65,7 +79,7 @@ class _SelectionEvaluator(Evaluator):
         scorer = check_scoring(inner.best_estimator_, scoring=self.scoring)
         score = scorer(inner.best_estimator_, X_te, y_te)
         same_size = self._score_at_inner_size(inner, X_tr, y_tr, X_te, y_te, scorer, draw.seed)
-        return {"score": float(score), "inner_best_score": float(inner.best_score_),
+        return {"score": float(score), "inner_best_score": _inner_score_of_choice(inner),
                 "outer_score_at_inner_size": same_size,
                 "chosen": json.dumps(_plain(inner.best_params_), sort_keys=True),
                 "n_train": len(train), "n_test": len(test)}

@@ -102,6 +102,33 @@ def test_nested_cv_parallel_outer_folds_same_result():
     assert a.chosen == b.chosen
 
 
+def _highest_mean(cv_results):
+    return int(np.argmax(cv_results["mean_test_score"]))
+
+
+def _lowest_mean(cv_results):
+    return int(np.argmin(cv_results["mean_test_score"]))
+
+
+def test_nested_cv_with_a_callable_refit():
+    # scikit-learn sets no best_score_ when refit is a callable; the inner score of the choice is
+    # then mean_test_score at best_index_ (a callable picking the highest mean = refit=True)
+    X, y = load_iris(return_X_y=True)
+
+    def nested(refit):
+        inner = JKFoldSearchCV(LogisticRegression(max_iter=500), {"C": [0.01, 1.0]}, n_splits=3, n_repeats=1,
+                               random_state=0, refit=refit)
+        return cross_validate_selection(inner, X, y, n_splits=3, random_state=0)
+
+    plain, highest, lowest = nested(True), nested(_highest_mean), nested(_lowest_mean)
+    np.testing.assert_array_equal(highest.outer_scores, plain.outer_scores)
+    np.testing.assert_array_equal(highest.inner_best_scores, plain.inner_best_scores)
+    assert highest.chosen == plain.chosen
+    # the lowest-mean choice: the other C in every fold, with a lower inner score
+    assert all(lo != hi for lo, hi in zip(lowest.chosen, plain.chosen))
+    assert (lowest.inner_best_scores < plain.inner_best_scores).all()
+
+
 def test_compare_cli_mcnemar_matches_statsmodels(tmp_path, capsys):
     rng = np.random.default_rng(0)
     y = rng.integers(0, 3, 200)
