@@ -356,3 +356,68 @@ def test_load_replays_the_drops(tmp_path):
     back = load(store)
     assert back.dropped == sel.dropped and list(back.dropped) == ["b"]
     assert back.best_index == sel.best_index and back.n_evaluations == sel.n_evaluations
+
+
+def _slow_score(params, seed):
+    time.sleep(0.3)
+    return float(params["x"])
+
+
+def test_dask_cluster_that_loses_every_worker_stops_with_a_clear_error(tmp_path):
+    # Dask keeps tasks pending while a cluster has no workers; the run stops after the grace
+    # period, keeps what finished, and a rerun on a cluster with workers resumes from the store.
+    distributed = pytest.importorskip("distributed")
+    import threading
+
+    from certa.engine import ClusterLostError, DaskExecutor
+
+    store = tmp_path / "s.sqlite"
+    grid = {"x": list(range(8))}
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        killer = threading.Timer(1.0, lambda: client.sync(cluster.scale, 0))
+        killer.start()
+        t0 = time.monotonic()
+        with pytest.raises(ClusterLostError, match=r"no workers for \d+ s \(no_worker_grace=2 s\).*resume"):
+            run(JKFoldGrid(2), FunctionEvaluator(_slow_score), grid, random_state=0, store=store,
+                executor=DaskExecutor(client, no_worker_grace=2.0))
+        killer.join()
+        assert time.monotonic() - t0 < 60   # not forever
+    rows = sqlite3.connect(store).execute("SELECT status FROM evaluations").fetchall()
+    assert 0 < len(rows) < 16 and {r[0] for r in rows} == {"ok"}   # what finished is kept, nothing failed
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        sel = run(JKFoldGrid(2), FunctionEvaluator(_slow_score), grid, random_state=0, store=store, executor=client)
+    assert sel.n_reused == len(rows) and len(sel.evaluations) == 16
+    with pytest.raises(ValueError, match="no_worker_grace"):
+        DaskExecutor(client, no_worker_grace=0)
+    with pytest.raises(TypeError, match="dask.distributed.Client"):
+        DaskExecutor(object())
+
+
+def test_dask_executor_grace_clock():
+    # the watch itself, with a stub client: an empty cluster is tolerated for the grace period only
+    from certa.engine import ClusterLostError, DaskExecutor
+
+    class Client:
+        def __init__(self):
+            self.workers = {"w": 1}
+
+        def get_executor(self, pure):
+            return None
+
+        def scheduler_info(self):
+            return {"workers": self.workers}
+
+    c = Client()
+    ex = DaskExecutor(c, no_worker_grace=10.0)
+    ex.check_alive(now=0.0)
+    c.workers = {}
+    ex.check_alive(now=1.0)      # empty since 1.0
+    ex.check_alive(now=10.9)     # 9.9 s: still within the grace
+    c.workers = {"w": 1}
+    ex.check_alive(now=11.0)     # a worker came back: the clock restarts
+    c.workers = {}
+    ex.check_alive(now=12.0)
+    with pytest.raises(ClusterLostError, match="no workers for 10 s"):
+        ex.check_alive(now=22.0)

@@ -2,7 +2,7 @@
 from .candidates import Candidate, as_candidates, candidates_from_grid, named_candidates
 from .draws import Draw, Outcome, derive_seed
 from .evaluators import EstimatorEvaluator, Evaluator, FunctionEvaluator
-from .executors import InlineExecutor, RayExecutor, resolve_executor
+from .executors import ClusterLostError, DaskExecutor, InlineExecutor, RayExecutor, resolve_executor
 from .plans import JKFoldPlan, Plan, RandomSplitPlan, SplitsPlan
 from .runner import RunInterrupted, run
 from .selection import Selection
@@ -11,6 +11,8 @@ from .strategy import Strategy
 
 __all__ = [
            "Candidate",
+           "ClusterLostError",
+           "DaskExecutor",
            "Draw",
            "EstimatorEvaluator",
            "Evaluator",

@@ -245,6 +245,84 @@ class RayExecutor(Executor):
         return remote.remote(*args, **kwargs).future()
 
 
+class ClusterLostError(RuntimeError):
+    """The distributed cluster has had no workers for longer than its grace period."""
+
+
+#: Seconds a Dask cluster may have no workers before the run stops with :class:`ClusterLostError`
+#: (a nanny or an autoscaler usually brings workers back within seconds).
+DASK_NO_WORKER_GRACE = 120.0
+
+
+class DaskExecutor(Executor):
+    """A ``dask.distributed.Client`` as an executor, with a watch on its workers.
+
+    Tasks go to ``client.get_executor(pure=False)`` (Dask's default ``pure=True`` would
+    merge identical repeated calls). Dask keeps a task pending while the cluster has no
+    workers, however long that lasts; :meth:`check_alive`, called by the runner while it
+    waits, raises :class:`ClusterLostError` once the cluster has had no workers for
+    ``no_worker_grace`` seconds, so a run on a cluster that lost every worker stops with a
+    clear error instead of waiting forever (the evaluations already finished are recorded;
+    with a store, run again to resume).
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+    no_worker_grace : float, default :data:`DASK_NO_WORKER_GRACE`
+        Seconds without any worker before the run stops (> 0).
+
+    Examples
+    --------
+    >>> from certa.engine.executors import DaskExecutor   # doctest: +SKIP
+    >>> run(strategy, evaluator, grid, executor=DaskExecutor(client, no_worker_grace=600))  # doctest: +SKIP
+    """
+
+    def __init__(self, client: Any, no_worker_grace: float = DASK_NO_WORKER_GRACE) -> None:
+        if not (type(client).__name__ == "Client" and hasattr(client, "get_executor")):
+            raise TypeError(f"client must be a dask.distributed.Client, got {type(client).__name__}")
+        if (isinstance(no_worker_grace, bool) or not isinstance(no_worker_grace, (int, float))
+                or not math.isfinite(no_worker_grace) or no_worker_grace <= 0):
+            raise ValueError(f"no_worker_grace must be a finite number of seconds > 0, got {no_worker_grace!r}")
+        self.client = client
+        self.no_worker_grace = float(no_worker_grace)
+        self._inner = client.get_executor(pure=False)
+        self._empty_since: float | None = None
+
+    @property
+    def n_threads(self) -> int:
+        """Worker threads of the cluster now (at least 1)."""
+        try:
+            return max(1, sum(self.client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - a best-effort count only
+            return 1
+
+    def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
+        return self._inner.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._inner.shutdown(wait=wait)
+
+    def check_alive(self, now: float | None = None) -> None:
+        """Raise :class:`ClusterLostError` if the cluster has had no workers for the grace period."""
+        import time
+
+        now = time.monotonic() if now is None else now
+        try:
+            n = len(self.client.scheduler_info().get("workers", {}))
+        except Exception:  # noqa: BLE001 - a scheduler that cannot be reached has no usable workers
+            n = 0
+        if n:
+            self._empty_since = None
+            return
+        if self._empty_since is None:
+            self._empty_since = now
+        elif now - self._empty_since >= self.no_worker_grace:
+            raise ClusterLostError(
+                f"the Dask cluster has had no workers for {now - self._empty_since:.0f} s "
+                f"(no_worker_grace={self.no_worker_grace:g} s); the evaluations that finished are recorded: "
+                "start workers and run again with the same store to resume")
+
+
 def _effective_workers(n_jobs: int | None) -> int:
     if n_jobs is None:
         return 1
@@ -263,9 +341,9 @@ def resolve_executor(executor: Any = None, n_jobs: int | None = 1,
     ``executor`` may be ``None`` (inline for one job without a timeout, local
     :class:`LocalProcessExecutor` processes otherwise: a timeout is enforced by killing
     the worker, so it needs one even for ``n_jobs=1``), a
-    ``concurrent.futures.Executor``, a ``dask.distributed.Client`` (wrapped with
-    ``client.get_executor(pure=False)``: Dask's default ``pure=True`` would merge
-    identical repeated calls), or the string ``"ray"``. ``timeout`` is refused for
+    ``concurrent.futures.Executor``, a ``dask.distributed.Client`` (wrapped in a
+    :class:`DaskExecutor`, which also stops a run whose cluster has lost every worker;
+    pass a ``DaskExecutor`` to set its grace period), or the string ``"ray"``. ``timeout`` is refused for
     Dask and Ray, which cannot stop a running task.
     """
     n_workers = _effective_workers(n_jobs)
@@ -284,15 +362,13 @@ def resolve_executor(executor: Any = None, n_jobs: int | None = 1,
             ray_pool = RayExecutor()
             return ray_pool, ray_pool._max_workers, True
         raise ValueError(f"executor must be an Executor, a dask Client or 'ray', got {executor!r}")
-    if type(executor).__name__ == "Client" and hasattr(executor, "get_executor"):
+    is_client = type(executor).__name__ == "Client" and hasattr(executor, "get_executor")
+    if is_client or isinstance(executor, DaskExecutor):
         if timeout is not None:
             raise ValueError("timeout= is not supported with a Dask executor (Dask cannot stop a running task); "
                              "use the local executor (executor=None) for a hard timeout, or no timeout")
-        try:
-            workers = max(1, sum(executor.nthreads().values()))
-        except Exception:  # noqa: BLE001 - a best-effort count only
-            workers = n_workers
-        return executor.get_executor(pure=False), workers, True
+        dask_pool = DaskExecutor(executor) if is_client else executor
+        return dask_pool, dask_pool.n_threads, is_client
     if isinstance(executor, Executor):
         workers = getattr(executor, "_max_workers", None) or n_workers
         return executor, int(workers), False

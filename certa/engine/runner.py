@@ -76,6 +76,7 @@ def describe_run(strategy: Strategy, evaluator: Evaluator, candidates: list[Cand
 MAX_FAILURES = 5
 #: Seconds between looks at the store for draws another process is evaluating.
 _POLL = 0.1
+_HEALTH_POLL = 1.0  # seconds between checks that a distributed pool still has workers
 #: Extra seconds a local worker gets past ``timeout`` (the soft limit, SIGALRM inside the
 #: worker) before it is killed (the hard limit).
 _HARD_GRACE = 0.1
@@ -218,6 +219,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     max_running = (int(max_in_flight) if max_in_flight is not None else max(2 * n_workers, 1)) \
         if strategy.max_pending is None else capacity
     ship = _EvaluatorShipping(evaluator, pool, max_running)
+    alive = getattr(pool, "check_alive", None)  # a distributed pool that can lose every worker
     if hard_timeout and pool.timeout is not None:
         pool.preload(ship.token, ship.blob)
         ship.eager = 0
@@ -357,7 +359,10 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                         time.sleep(_POLL)
                     poll_waiting()
                 elif futures:
-                    wait(futures, return_when=FIRST_COMPLETED)
+                    if alive is None:
+                        wait(futures, return_when=FIRST_COMPLETED)
+                    elif not wait(futures, timeout=_HEALTH_POLL, return_when=FIRST_COMPLETED).done:
+                        alive()  # nothing finished: is there still a worker to finish it?
                 collect()
                 continue
             queue.popleft()
