@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     src = sim.add_mutually_exclusive_group(required=True)
     src.add_argument("--table", help="JSON file mapping candidate names to lists of observed scores")
     src.add_argument("--means", help="comma-separated true means of simulated Gaussian candidates")
-    sim.add_argument("--sds", help="comma-separated SDs (with --means)")
+    sim.add_argument("--sds", help="comma-separated SDs (with --means), or one SD for every candidate")
     sim.add_argument("--models", help="comma-separated subset of the table's candidates")
     sim.add_argument("--runs", type=_positive_int(1), default=200, help="simulated runs (default 200)")
     sim.add_argument("--seed", type=_positive_int(0), default=0)

@@ -242,8 +242,11 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         if sds is None:
             raise ValueError("means needs sds (one standard deviation per candidate)")
         m, s = np.asarray(means, dtype=float), np.asarray(sds, dtype=float)
+        if s.size == 1 and m.ndim == 1:   # one SD for every candidate
+            s = np.full(m.shape, float(s.reshape(-1)[0]))
         if m.ndim != 1 or m.shape != s.shape or m.size < 2:
-            raise ValueError("means and sds must be 1-D of the same length, at least 2")
+            raise ValueError(f"means and sds must be 1-D of the same length (or one SD for all), at least 2 "
+                             f"candidates; got {m.size} means and {s.size} SDs")
         if np.any(s <= 0) or not np.all(np.isfinite(m)) or not np.all(np.isfinite(s)):
             raise ValueError("sds must be positive and means and sds finite")
         source = GaussianScores(m, s)

@@ -93,6 +93,17 @@ def test_simulate_says_the_lower_bound_does_not_apply_to_the_bayes_rule(capsys):
     assert json.loads(capsys.readouterr().out)["lower_bound_applies"] is True
 
 
+def test_simulate_one_sd_for_every_candidate(capsys):
+    # --sds 0.05 means the same SD for each candidate: the same runs as writing it out
+    base = ["simulate", "--means", "0.6,0.7,0.65", "--runs", "10", "--seed", "3", "--json"]
+    assert main([*base, "--sds", "0.05"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main([*base, "--sds", "0.05,0.05,0.05"]) == 0
+    assert json.loads(capsys.readouterr().out) == one
+    assert main([*base, "--sds", "0.05,0.05"]) == 2
+    assert "got 3 means and 2 SDs" in capsys.readouterr().err
+
+
 def test_bandit_search_best_params_has_the_candidates_name():
     from sklearn.datasets import load_iris
     from sklearn.linear_model import LogisticRegression
