@@ -54,9 +54,10 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         schedules' own rule, which reproduces Paramsearch and PSearch exactly.
         ``"auto"`` (default): ``"race"`` when the scoring is a mean over
         examples, else ``"mean"``; ``survival_`` says which ran. The race is the
-        default because it did better on the Dutch lemmatisation benchmark
-        (choice in the exhaustive top 5 in 6 of 8 cases against 4 of 8, never
-        worse than the default setting against once); see ``docs/progressive.md``.
+        default because it did at least as well on the Dutch lemmatisation
+        benchmark (choice in the exhaustive top 5 in 5 of 8 cases against 4 of
+        8, never worse than the default setting against once) and states its
+        confidence; see ``docs/progressive.md``.
     floor : float, None or "auto"
         Minimum fraction of a round's settings that survive, added back in whole
         score bins (``"auto"``: 0.2 for PSearch and for the race, none otherwise).
