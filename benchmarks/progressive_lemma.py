@@ -5,6 +5,7 @@ forms (8 letter features; class = suffix transformation, ~1,900 classes):
 
 - ``bundled``: the first of a fixed shuffle (``numpy.random.default_rng(seed).permutation``)
   of certa's ``load_nl_lemma`` (70,000 forms), as in every earlier run;
+- ``lookup3`` (development draw for the constants of issue 14's rerun): the ``n`` forms after ``lookup2``;
 - ``lookup2``: a second draw from the same lookup table (``/work/shared/data/nl-lemma-lookup.tsv.gz``,
   or ``--lookup``), disjoint from the bundled 70,000: ``scripts/build_datasets.py`` filters the
   table to its 205,650 eligible pairs and orders them at random (seeded); the bundled set is the
@@ -95,7 +96,7 @@ def load_draw(name: str, n: int, seed: int, lookup_dir: Path) -> tuple[np.ndarra
         X, y = load_nl_lemma(return_X_y=True)
         keep = np.random.default_rng(seed).permutation(len(y))[:n]
         return X[keep], y[keep]
-    if name == "lookup2":
+    if name in ("lookup2", "lookup3"):
         spec = importlib.util.spec_from_file_location("build_datasets", ROOT / "scripts" / "build_datasets.py")
         bd = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(bd)
@@ -108,10 +109,29 @@ def load_draw(name: str, n: int, seed: int, lookup_dir: Path) -> tuple[np.ndarra
         rest = rows[len(bundled.forms):]
         if len(rest) < n:
             raise ValueError(f"only {len(rest)} forms outside the bundled set, asked for {n}")
-        take = rest[:n]
+        # lookup2: the first n forms after the bundled 70,000; lookup3 (development draw for issue 14's
+        # constants): the n after those
+        start = 0 if name == "lookup2" else n
+        if len(rest) < start + n:
+            raise ValueError(f"only {len(rest)} forms outside the bundled set, asked for {start + n}")
+        take = rest[start:start + n]
         forms = np.array([r[0] for r in take], dtype=object)
         return _nl_features(forms), np.array([r[2] for r in take], dtype=object)
-    raise ValueError(f"unknown draw {name!r}; expected 'bundled' or 'lookup2'")
+    raise ValueError(f"unknown draw {name!r}; expected 'bundled', 'lookup2' or 'lookup3'")
+
+
+def _cap_arg(text: str):
+    if text in ("auto", "budget"):
+        return text
+    return int(text) if text.isdigit() else float(text)
+
+
+def _num_or_auto(text: str):
+    return text if text == "auto" else float(text)
+
+
+def _int_none_auto(text: str):
+    return text if text == "auto" else None if text == "none" else int(text)
 
 
 def _utc_now() -> str:
@@ -263,7 +283,8 @@ def one_learner(name, draw, args, X, y):
             continue
         kw = {"survival": survival}
         if survival == "race":
-            kw.update(confidence=args.confidence, baseline=default_fn())
+            kw.update(confidence=args.confidence, baseline=default_fn(), cap=args.cap, budget=args.budget,
+                      confirm_folds=args.confirm_folds)
         t0 = time.perf_counter()
         search = ProgressiveSearchCV(make(), grid, schedule=schedule, random_state=args.seed, n_jobs=args.n_jobs,
                                      refit=False, cache_transformers=args.cache, **kw).fit(X, y)
@@ -287,8 +308,13 @@ def one_learner(name, draw, args, X, y):
                "n_evaluations": len(search.selection_.evaluations), "load_average_end": list(os.getloadavg())}
         vs = getattr(search, "vs_baseline_", None)
         if vs is not None:
-            row["vs_baseline"] = {k: (cands[find_index(cands, v)].name if isinstance(v, dict) else
-                                      v.item() if hasattr(v, "item") else v) for k, v in vs.items()}
+            row["vs_baseline"] = {k: (cands[find_index(cands, v)].name if k in ("baseline", "choice", "challenger") and
+                                      isinstance(v, dict) else v.item() if hasattr(v, "item") else v)
+                                  for k, v in vs.items()}
+            ev = search.selection_.evaluations
+            folds = ev[ev["index"].map(len) == 3]
+            row["confirmation_eval_s"] = float(folds["duration"].sum())
+            row["confirmation_fits"] = len(folds)
         out[label] = row
         print(f"[{draw}/{name}] {label}: rank {row['top5_exhaustive_ranks']}, {wall:.0f} s "
               f"({row['time_vs_exhaustive_pct']:.1f} %)", flush=True)
@@ -355,7 +381,9 @@ def markdown(res) -> str:
              "every chosen setting is its exhaustive score (whole training part, whole evaluation part); error "
              "reduction is relative to the learner's default setting; 'vs default' is the exhaustive accuracy "
              "difference chosen - default in points with a 95 % paired interval over the evaluation examples. "
-             f"Race: confidence {res['confidence']}, default setting as baseline."
+             f"Race: confidence {res['confidence']}, default setting as baseline, cap {res.get('race_cap', 0.5)}, "
+             f"budget {res.get('race_budget', '-')}, confirmation folds {res.get('race_confirm_folds', 'none')} "
+             "('auto': the front's defaults, cap='budget' with budget 2 and 5 folds)."
              + _parts_note(res), ""]
     head = ("| draw | learner | method | survival | exhaustive ranks of top 5 | chosen accuracy | error reduction vs default "
             "| vs default (exhaustive, points) | wall time (s) | % of exhaustive wall | % of exhaustive eval time "
@@ -389,18 +417,27 @@ def markdown(res) -> str:
     lines += ["", "Default settings (exhaustive accuracy, rank): " + "; ".join(
         f"{draw}/{k}: `{v['default']['setting']}` ({v['default']['accuracy']:.4f}, rank {v['default']['exhaustive_rank']})"
         for draw, learners in res["draws"].items() for k, v in learners.items()), ""]
-    lines += ["## Race: the final round's verdict on the default", "",
-              "| draw | learner | schedule | choice | final-round difference to default | interval | p (one-sided, Bonferroni) | beat default |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["## Race: the verdict on the default", "",
+              "Evidence: 'final round' (the final round's examples, Bonferroni over the settings compared) or "
+              "'K-fold CV' (the final round chooses the challenger; challenger and default are then scored by K-fold "
+              "cross-validation over the training part, one one-sided test). Differences in points.", "",
+              "| draw | learner | schedule | challenger | evidence | examples | difference to default | interval | "
+              "p (one-sided) | beat default | final round: difference, p (uncorrected) | confirmation fits, time (s) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for draw, learners in res["draws"].items():
         for name, r in learners.items():
             for label, schedule, survival in PROGRESSIVE:
                 vs = r.get(label, {}).get("vs_baseline")
                 if survival != "race" or not vs:
                     continue
-                lines.append(f"| {draw} | {name} | {schedule} | `{r[label]['chosen']}` | "
+                fr = vs.get("final_round") or {}
+                ev = vs.get("evidence", "final round")
+                ev = "K-fold CV".replace("K", ev.split("-")[0]) if "cross-validation" in ev else "final round"
+                lines.append(f"| {draw} | {name} | {schedule} | `{vs.get('challenger')}` | {ev} | {vs['n_examples']} | "
                              f"{100 * vs['difference']:+.2f} | [{100 * vs['ci_low']:+.2f}, {100 * vs['ci_high']:+.2f}] | "
-                             f"{vs['pvalue_adjusted']:.3g} | {vs['beat_baseline']} |")
+                             f"{vs['pvalue_adjusted']:.3g} | {vs['beat_baseline']} | "
+                             + (f"{100 * fr['difference']:+.2f}, {fr['pvalue']:.3g}" if fr else "-") + " | "
+                             + f"{r[label].get('confirmation_fits', 0)}, {r[label].get('confirmation_eval_s', 0):.1f} |")
     lines += ["", "## Rounds", ""]
     for draw, learners in res["draws"].items():
         for name, r in learners.items():
@@ -490,6 +527,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--learners", default="knn,tree")
     ap.add_argument("--only", default="", help="comma-separated progressive labels to run (default: all)")
     ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--cap", default="auto", type=_cap_arg,
+                    help="race cap: 'auto' (the front's default), 'budget', a fraction (0.5: the earlier runs) or a count")
+    ap.add_argument("--budget", default="auto", type=_num_or_auto,
+                    help="race with cap='budget': budget in units of the halving race's cost ('auto': the default)")
+    ap.add_argument("--confirm-folds", default="auto", type=_int_none_auto,
+                    help="race: folds of the final confirmation against the default ('none': the final round decides)")
     ap.add_argument("--lookup", type=Path, default=DEFAULT_LOOKUP, help="folder holding nl-lemma-lookup.tsv.gz")
     ap.add_argument("--exhaustive-only", action="store_true", help="compute and cache the exhaustive rankings only")
     ap.add_argument("--reuse-exhaustive", action="store_true",
@@ -513,6 +556,7 @@ def main(argv=None) -> dict:
     plan = SubsetPlan(args.seed)
     res = {"quick": args.quick, "n_instances": n_inst, "seed": args.seed, "n_jobs": args.n_jobs,
            "n_train": plan.n_train(n_inst), "n_eval": n_inst - plan.n_train(n_inst), "confidence": args.confidence,
+           "race_cap": args.cap, "race_budget": args.budget, "race_confirm_folds": args.confirm_folds,
            "python": platform.python_version(), "cache_transformers": args.cache, "niceness": os.nice(0),
            "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "unset"),
            "load_average_start": list(os.getloadavg()), "started_at": _utc_now(), "draws": {}}

@@ -4,7 +4,9 @@ Reruns ``ProgressiveSearchCV(survival="race")`` for one draw and learner of
 ``progressive_lemma.py`` (same seed, data, grid and baseline) and prints, for every
 setting in the exhaustive top 5 (ranking from ``progressive_lemma_exhaustive.json``), the
 round that dropped it, its score against the leader's, its Bonferroni-adjusted p-value and
-whether the cap cut it. Run: ``python benchmarks/progressive_lemma_trace.py lookup2 tree psearch paramsearch``.
+whether the cap cut it (and the cap's count that round), then the exhaustive ranks of the final round's
+settings and the verdict against the default. Runs the front's defaults (since issue 14's rerun: cap='budget',
+budget 2, 5-fold confirmation). Run: ``python benchmarks/progressive_lemma_trace.py lookup2 tree psearch paramsearch``.
 """
 from __future__ import annotations
 
@@ -39,9 +41,13 @@ def main(draw: str, learner: str, schedules: list[str], n: int = 20000, seed: in
             for i in watch:
                 if i in r["candidates"] and not r["survived"][r["candidates"].index(i)]:
                     j = r["candidates"].index(i)
-                    print(f"round {r['round']} (size {r['size']}, {r['n_evaluated']} settings): exhaustive rank "
-                          f"{rank[i]} dropped: score {r['scores'][j]:.4f} (leader {max(r['scores']):.4f}), "
-                          f"adjusted p {r['pvalues_adjusted'][j]:.3g}, cut by cap {r['cut_by_cap'][j]}")
+                    print(f"round {r['round']} (size {r['size']}, {r['n_evaluated']} settings, cap {r.get('cap')}): "
+                          f"exhaustive rank {rank[i]} dropped: score {r['scores'][j]:.4f} (leader "
+                          f"{max(r['scores']):.4f}), adjusted p {r['pvalues_adjusted'][j]:.3g}, cut by cap "
+                          f"{r['cut_by_cap'][j]}")
+        last = s.selection_.result["rounds"][-1]
+        print(f"final round (size {last['size']}): exhaustive ranks of its settings "
+              f"{sorted(int(rank[c]) for c in last['candidates'])}; verdict: {s.vs_baseline_}")
 
 
 if __name__ == "__main__":

@@ -269,7 +269,13 @@ def test_cached_encoder_gives_the_same_rounds_with_fewer_encoder_fits():
     expected = sum(len({cands[c].params["enc__weighting"] for c in cached.rounds_.loc[cached.rounds_["round"] == r,
                                                                                        "candidate"]})
                    for r in cached.rounds_["round"].unique())
-    assert _COUNTING_FITS["n"] == expected < len(cached.rounds_)
+    # the race's confirmation against the default: one encoder fit per fold and weighting of its two settings
+    ev = cached.selection_.evaluations
+    folds = ev[ev["index"].map(len) == 3]
+    assert len(folds) == 2 * 5
+    expected += sum(len({cands[c].params["enc__weighting"] for c, i in zip(folds["candidate"], folds["index"])
+                         if tuple(i) == k}) for k in {tuple(i) for i in folds["index"]})
+    assert _COUNTING_FITS["n"] == expected < len(cached.rounds_) + len(folds)
     with pytest.raises(TypeError, match="cache_transformers"):
         ProgressiveSearchCV(knn_pipeline(), grid, cache_transformers="yes", **kw).fit(X, y)
 

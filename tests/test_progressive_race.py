@@ -134,7 +134,9 @@ def test_default_survives_to_the_end_and_is_the_choice_unless_beaten():
     # the default (0.50) is the worst: the race alone drops it at once, kept as the baseline it reaches the end
     alone = run(ProgressiveSampling(1600, sizes, "race"), FunctionEvaluator(_nested), grid, random_state=0)
     assert not alone.result["rounds"][0]["survived"][0]
-    sel = run(ProgressiveSampling(1600, sizes, "race", baseline=0), FunctionEvaluator(_nested), grid, random_state=0)
+    # confirm_folds=None: the final round's examples decide (the rule of the earlier runs)
+    sel = run(ProgressiveSampling(1600, sizes, "race", baseline=0, confirm_folds=None), FunctionEvaluator(_nested), grid,
+              random_state=0)
     rounds = sel.result["rounds"]
     assert len(rounds) == len(sizes) and all(0 in r["candidates"] for r in rounds)
     v = sel.result["baseline"]
@@ -145,7 +147,8 @@ def test_default_survives_to_the_end_and_is_the_choice_unless_beaten():
     assert sel.result["ranking"][0] == 6
     # a default within noise of the best (0.895 vs 0.90: ~2 of 400 examples apart) stays the choice
     grid2 = {"acc": [0.895] + accs[1:]}
-    sel2 = run(ProgressiveSampling(1600, sizes, "race", baseline=0), FunctionEvaluator(_nested), grid2, random_state=0)
+    sel2 = run(ProgressiveSampling(1600, sizes, "race", baseline=0, confirm_folds=None), FunctionEvaluator(_nested),
+               grid2, random_state=0)
     v2 = sel2.result["baseline"]
     assert sel2.best_index == 0 and not v2["beat_baseline"] and v2["challenger"] == 6
     assert v2["pvalue_adjusted"] >= 0.05 and v2["ci_low"] <= v2["difference"] <= v2["ci_high"]
@@ -168,7 +171,7 @@ def test_verdict_interval_covers_the_true_difference_by_simulation():
 
 def test_cap_and_floor_hold_in_a_run():
     grid = {"acc": list(np.linspace(0.6, 0.62, 40))}  # all within noise of each other
-    sel = run(ProgressiveSampling(1600, [100, 200, 400, 800, 1600], "race", baseline=39),
+    sel = run(ProgressiveSampling(1600, [100, 200, 400, 800, 1600], "race", baseline=39, cap=0.5),
               FunctionEvaluator(_nested), grid, random_state=1)
     for r in sel.result["rounds"][:-1]:
         n = r["n_evaluated"]
@@ -344,3 +347,147 @@ def test_front_default_is_the_race_where_scores_are_per_example_else_the_publish
     f1 = fit(scoring="f1_macro")
     f1_mean = fit(scoring="f1_macro", survival="mean")
     assert f1.survival_ == "mean" and f1.vs_baseline_ is None and f1.rounds_[cols].equals(f1_mean.rounds_[cols])
+
+
+# ---------------------------------------------------------------- issue 14 rerun: the budget cap, the confirmation
+
+def test_budget_cap_matches_the_halving_race_at_budget_one_and_cuts_later_at_one_and_a_half():
+    # 39 free settings within noise of each other (a few of 400 examples apart: the test drops none)
+    # plus the baseline (39); sizes 100..1600. Halving race counts of the free settings: 39, 20, 10, 5, 3,
+    # cost 39*100 + 20*200 + 10*400 + 5*800 + 3*1600 = 20,700 training examples.
+    grid = {"acc": list(np.linspace(0.6, 0.605, 40))}
+    sizes = [100, 200, 400, 800, 1600]
+
+    def counts(budget):
+        sel = run(ProgressiveSampling(1600, sizes, "race", baseline=39, budget=budget, confirm_folds=None),
+                  FunctionEvaluator(_nested), grid, random_state=1)
+        rounds = sel.result["rounds"]
+        assert all(r["survived"][r["candidates"].index(39)] for r in rounds[:-1])  # the baseline always stays
+        for r in rounds[:-1]:  # the floor: at least ceil(0.2 n) survive
+            assert r["n_survived"] >= math.ceil(0.2 * r["n_evaluated"])
+        free_cost = sum((r["n_evaluated"] - 1) * r["size"] for r in rounds)
+        return [r["n_evaluated"] for r in rounds], free_cost, rounds
+
+    # budget 1: exactly the halving race's counts (+1: the baseline), nothing the test could not drop is kept longer
+    n1, cost1, _ = counts(1.0)
+    assert n1 == [40, 21, 11, 6, 4] and cost1 == 20_700
+    # budget 1.5 (31,050): round 0 may pass all 39 on (200k + 10*400 + 5*800 + 3*1600 <= 31,050 - 3,900 for k <= 71);
+    # after round 1 (spent 11,700): 400k + 5*800 + 3*1600 <= 19,350 -> k = 26, the cap cuts 13; after round 2
+    # (spent 22,100): 800k + 3*1600 <= 8,950 -> k = 5; after round 3 (spent 26,100): 1600k <= 4,950 -> k = 3
+    n15, cost15, rounds = counts(1.5)
+    assert n15 == [40, 40, 27, 6, 4] and cost15 == 30_900 <= 1.5 * 20_700
+    second = rounds[1]
+    cut = [c for c, x in zip(second["candidates"], second["cut_by_cap"]) if x]
+    assert second["cap"] == 26 and len(cut) == 13
+    # the cap cuts the lowest-scoring: every cut setting scored at most every kept free one
+    kept = [s for c, s, k in zip(second["candidates"], second["scores"], second["survived"]) if k and c != 39]
+    assert max(s for c, s in zip(second["candidates"], second["scores"]) if c in cut) <= min(kept)
+
+
+def test_budget_limit_never_below_the_halving_counts_and_spends_at_most_the_budget():
+    from certa.strategies._race import budget_limit, halving_counts
+
+    sizes = [160, 320, 640, 800, 4800, 10400, 13600, 16000]
+    ref = halving_counts(250, len(sizes))
+    assert ref == [250, 125, 63, 32, 16, 8, 4, 2]
+    C = sum(k * s for k, s in zip(ref, sizes))
+    for budget in (1.0, 1.5, 2.0, 3.0):
+        n, spent = 250, 0
+        for r in range(len(sizes) - 1):
+            spent += n * sizes[r]
+            limit = budget_limit(sizes, r, spent, budget * C, ref, 0.2, 0)
+            assert limit >= ref[r + 1]
+            n = min(n, limit)  # nothing dropped by the test: the cap alone decides
+        spent += n * sizes[-1]
+        assert spent <= budget * C
+    # budget 1: the halving race itself
+    n, counts = 250, [250]
+    spent = 0
+    for r in range(len(sizes) - 1):
+        spent += n * sizes[r]
+        n = min(n, budget_limit(sizes, r, spent, C, ref, 0.2, 0))
+        counts.append(n)
+    assert counts == ref
+
+
+def test_fold_draws_partition_the_training_part():
+    y = np.array([0] * 60 + [1] * 30 + [2] * 10)
+    plan = SubsetPlan(3)
+    train_order, _ = plan.parts(y, 100)
+    n = len(train_order)
+    tests = []
+    for k in range(5):
+        size = n - len(range(k, n, 5))
+        tr, te = plan.split(Draw(0, "subset", (4, k, 5), size=size), y, 100)
+        assert len(tr) == size and not set(tr) & set(te) and set(tr) | set(te) == set(train_order)
+        tests.append(te)
+    allte = np.concatenate(tests)
+    assert sorted(allte) == sorted(train_order)  # every training example is predicted exactly once
+    for te in tests:  # each fold keeps the class proportions within one example
+        for c, share in ((0, 0.6), (1, 0.3), (2, 0.1)):
+            assert abs((y[te] == c).sum() - share * len(te)) <= 1
+    with pytest.raises(ValueError, match="fold draw size"):
+        plan.split(Draw(0, "subset", (4, 0, 5), size=3), y, 100)
+
+
+@pytest.mark.parametrize("baseline, beaten", [("auto", False), ({"min_samples_leaf": 120}, True)])
+def test_confirmation_matches_a_direct_cross_validation_and_binomial_test(baseline, beaten):
+    X, y = load_digits(return_X_y=True)
+    est = DecisionTreeClassifier(random_state=0)  # its default: min_samples_leaf=1
+    grid = {"min_samples_leaf": [1, 3, 10, 40, 120]}
+    s = ProgressiveSearchCV(est, grid, schedule=[0.25, 0.5, 1.0], random_state=7, refit=False, n_jobs=1,
+                            progress=False, baseline=baseline).fit(X, y)
+    v = s.vs_baseline_
+    assert s.survival_ == "race" and v["baseline"] == (baseline if beaten else {"min_samples_leaf": 1})
+    assert v["beat_baseline"] == beaten
+    assert v["evidence"] == "5-fold cross-validation over the training part"
+    # direct computation: the same folds (the training part dealt class by class), fitted as the evaluator
+    # does (random_state = the confirmation draws' seed), every training example predicted once per setting
+    plan = SubsetPlan(7)
+    train_order, _ = plan.parts(y, len(y))
+    seed = derive_seed(7, len(s.sizes_))
+    right = {}
+    for name, params in (("challenger", v["challenger"]), ("baseline", v["baseline"])):
+        per = []
+        dealt = train_order[np.argsort(y[train_order], kind="stable")]  # class by class, dealt round-robin
+        for k in range(5):
+            te = dealt[k::5]
+            tr = train_order[~np.isin(train_order, te)]
+            m = DecisionTreeClassifier(random_state=seed, **params).fit(X[tr], y[tr])
+            per.append(m.predict(X[te]) == y[te])
+        right[name] = np.concatenate(per)
+    a, b = right["challenger"], right["baseline"]
+    n_a, n_b = int((a & ~b).sum()), int((~a & b).sum())
+    p = stats.binomtest(n_a, n_a + n_b, 0.5, alternative="greater").pvalue
+    assert (v["n_challenger_only"], v["n_baseline_only"]) == (n_a, n_b)
+    assert v["n_examples"] == len(train_order) == len(a)
+    assert v["pvalue"] == pytest.approx(p, rel=1e-9)
+    assert v["difference"] == pytest.approx(a.mean() - b.mean())
+    assert v["beat_baseline"] == (p < 0.05)
+    assert s.best_params_ == (v["challenger"] if p < 0.05 else v["baseline"])
+    # the challenger is the final round's best other setting
+    last = s.rounds_[s.rounds_["round"] == s.rounds_["round"].max()]
+    others = last[last["params"] != f"min_samples_leaf={v['baseline']['min_samples_leaf']}"]
+    assert v["challenger"] == s.cv_results_["params"][int(others.sort_values(["score", "candidate"],
+                                                                              ascending=[False, True]).iloc[0]
+                                                               ["candidate"])]
+
+
+def test_confirmation_keeps_the_default_when_the_challenger_is_not_better():
+    from certa.strategies._race import confirm_vs_baseline
+
+    # 1,000 paired examples, 30 discordant each way: no evidence; then 40 vs 12: one-sided p = P(B >= 40), B ~ Bin(52, 1/2)
+    base = np.r_[np.ones(800), np.zeros(200)]
+    ch = base.copy()
+    ch[:30] = 0
+    ch[800:830] = 1
+    d = confirm_vs_baseline(ch, base)
+    assert not d["beat_baseline"] and d["difference"] == 0 and d["pvalue"] == pytest.approx(
+        stats.binomtest(30, 60, 0.5, alternative="greater").pvalue)
+    ch = base.copy()
+    ch[:12] = 0
+    ch[800:840] = 1
+    d = confirm_vs_baseline(ch, base)
+    assert d["beat_baseline"] and (d["n_challenger_only"], d["n_baseline_only"]) == (40, 12)
+    assert d["pvalue"] == pytest.approx(stats.binomtest(40, 52, 0.5, alternative="greater").pvalue, rel=1e-9)
+    assert d["ci_low"] < 0.028 < d["ci_high"]

@@ -54,24 +54,41 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         schedules' own rule, which reproduces Paramsearch and PSearch exactly.
         ``"auto"`` (default): ``"race"`` when the scoring is a mean over
         examples, else ``"mean"``; ``survival_`` says which ran. The race is the
-        default because it did better on the Dutch lemmatisation benchmark
-        (choice in the exhaustive top 5 in 6 of 8 cases against 4 of 8, never
-        worse than the default setting against once); see ``docs/progressive.md``.
+        default because it did at least as well on the Dutch lemmatisation
+        benchmark (choice in the exhaustive top 5 in 5 of 8 cases against 4 of
+        8, never worse than the default setting against once) and states its
+        confidence; see ``docs/progressive.md``.
     floor : float, None or "auto"
         Minimum fraction of a round's settings that survive, added back in whole
         score bins (``"auto"``: 0.2 for PSearch and for the race, none otherwise).
     confidence : float, default=0.95
         Race: confidence level of its tests; also the level of the intervals
         in ``comparison_`` and ``vs_baseline_``.
-    cap : float, int, None or "auto"
-        Race: at most this fraction (or number) of a round's settings survive,
-        besides the baseline (``"auto"``: 0.5).
+    cap : "budget", float, int, None or "auto"
+        Race: ``"budget"`` (``"auto"``) keeps every setting the test cannot drop
+        unless the schedule's projected cost (sum over rounds of settings x
+        training size) would exceed ``budget`` times the cost of the halving
+        race; only then are the lowest-scoring cut. A float or int: at most this
+        fraction (or number) of a round's settings survive, besides the baseline
+        (``cap=0.5`` is the rule of the runs before issue #14's rerun).
+    budget : float or "auto"
+        Race with ``cap="budget"``: budget in units of the halving race's cost
+        (at least 1; ``"auto"``: 2).
     baseline : "auto", dict or None
         Race: a setting kept to the final round, where it stays the choice unless
-        another setting is shown better than it (same test, Bonferroni over the
-        settings compared). ``"auto"``: the setting of ``param_grid`` equal to
-        the estimator's own parameter values (its default), if there is one;
-        a dict names the setting. Not available with the published rules.
+        another setting is shown better than it. ``"auto"``: the setting of
+        ``param_grid`` equal to the estimator's own parameter values (its
+        default), if there is one; a dict names the setting. Not available with
+        the published rules.
+    confirm_folds : int, None or "auto"
+        Race with a baseline: the final round chooses the challenger (its best
+        other setting); challenger and baseline are then scored by
+        ``confirm_folds``-fold cross-validation over the whole training part
+        (same folds, every training example predicted once by each) and the
+        challenger is the choice only if a one-sided paired test there (exact
+        McNemar for accuracy) shows it better at ``1 - confidence``. ``"auto"``:
+        5. ``None``: the final round's examples decide (Bonferroni over the
+        settings compared), as before issue #14's rerun.
     bin_width : float or None
         Score-bin width for the floor (``None``: one bin per distinct score).
     train_fraction : float, default=0.8
@@ -101,8 +118,11 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         the baseline: the choice, or the best other setting if the baseline was
         kept), ``difference`` (its final-round score minus the baseline's),
         ``ci_low``, ``ci_high`` (paired t interval at ``confidence``),
-        ``pvalue`` (one-sided) and ``pvalue_adjusted`` (Bonferroni),
-        ``n_examples``, ``round``.
+        ``pvalue`` (one-sided) and ``pvalue_adjusted`` (Bonferroni; equal to
+        ``pvalue`` for the confirmation's single test), ``n_examples``,
+        ``round``, ``evidence`` (which examples decided) and, after a
+        confirmation, ``final_round`` (the challenger against the baseline on the
+        final round's examples, uncorrected: the evidence it was chosen on).
     rounds_ : pandas.DataFrame
         One row per (round, setting): round, size, eval_size, candidate, params,
         score, survived, added_by_floor, fit_time, duration.
@@ -150,7 +170,8 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
 
     def __init__(self, estimator: Any, param_grid: Any, *, schedule: Any = "psearch", survival: Any = "auto",
                  floor: float | str | None = "auto", bin_width: float | None = None, confidence: float = 0.95,
-                 cap: float | str | None = "auto", baseline: Any = "auto", train_fraction: float = 0.8,
+                 cap: float | str | None = "auto", baseline: Any = "auto", budget: float | str | None = "auto",
+                 confirm_folds: int | str | None = "auto", train_fraction: float = 0.8,
                  eval_fraction: float | None = 0.2, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None,
@@ -164,6 +185,8 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.confidence = confidence
         self.cap = cap
         self.baseline = baseline
+        self.budget = budget
+        self.confirm_folds = confirm_folds
         self.train_fraction = train_fraction
         self.eval_fraction = eval_fraction
         self.scoring = scoring
@@ -208,7 +231,9 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         baseline = _baseline_index(self.baseline, self.estimator, candidates, race, survival)
         strategy = ProgressiveSampling(self.n_train_, self.schedule, survival, self.floor, self.bin_width,
                                        confidence=self.confidence, cap=self.cap if race or self.cap != "auto" else None,
-                                       baseline=baseline)
+                                       baseline=baseline, budget=self.budget if race or self.budget != "auto" else None,
+                                       confirm_folds=self.confirm_folds if baseline is not None or
+                                       self.confirm_folds != "auto" else None)
         self.survival_ = survival
         self.sizes_ = list(strategy.sizes)
         evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring,

@@ -8,7 +8,10 @@ compared, shows it worse than the leader. The test is the exact McNemar test (bi
 test on the examples where exactly one of the two is right) when every per-example score
 is 0 or 1 (accuracy), and a one-sided paired t-test on the per-example differences
 otherwise. PSearch's floor adds back whole score bins when too few survive; a cap keeps at
-most a given number (or fraction) of the round's settings, cutting by score.
+most a given number (or fraction) of the round's settings, cutting by score. The default cap is
+a cost budget (:func:`budget_limit`): a round keeps everything the test cannot drop as long as
+the schedule's projected cost stays within a multiple of the halving race's cost. The final
+decision against the baseline is confirmed on fresh paired evidence (:func:`confirm_vs_baseline`).
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ from scipy import stats as sps
 
 from ..stats._validation import t_interval
 
-__all__ = ["check_cap", "compare_with_baseline", "paired_pvalues", "race_survivors"]
+__all__ = ["budget_limit", "check_cap", "compare_with_baseline", "confirm_vs_baseline", "halving_counts",
+           "paired_pvalues", "race_survivors"]
 
 
 def _is_binary(x: np.ndarray) -> bool:
@@ -83,10 +87,14 @@ def paired_pvalues(per_example: np.ndarray, reference: int) -> np.ndarray:
     return np.minimum(p, 1.0)
 
 
-def check_cap(cap: Any) -> float | int | None:
-    """Validate a cap on survivors: a fraction in (0, 1], a count >= 1, or None."""
+def check_cap(cap: Any) -> float | int | str | None:
+    """Validate a cap on survivors: ``"budget"``, a fraction in (0, 1], a count >= 1, or None."""
     if cap is None:
         return None
+    if isinstance(cap, str):
+        if cap != "budget":
+            raise ValueError(f"cap must be 'budget', a fraction in (0, 1], a count >= 1 or None, got {cap!r}")
+        return cap
     if isinstance(cap, bool) or not isinstance(cap, (int, float, np.integer, np.floating)):
         raise TypeError(f"cap must be a fraction in (0, 1], a count >= 1 or None, got {cap!r}")
     if isinstance(cap, (int, np.integer)):
@@ -96,6 +104,76 @@ def check_cap(cap: Any) -> float | int | None:
     if not 0 < cap <= 1:
         raise ValueError(f"cap as a fraction must be in (0, 1], got {cap}")
     return float(cap)
+
+
+def halving_counts(n: int, n_rounds: int) -> list[int]:
+    """Settings per round of the halving race: ``n``, then ``max(1, ceil(half))`` of the round before.
+
+    >>> halving_counts(250, 8)
+    [250, 125, 63, 32, 16, 8, 4, 2]
+    """
+    out = [int(n)]
+    for _ in range(n_rounds - 1):
+        out.append(max(1, math.ceil(out[-1] / 2)))
+    return out
+
+
+def _floor_path(k: int, reference: list[int], floor: float | None, protected: int) -> list[int]:
+    """Counts of later rounds when ``k`` settings enter the first of them: the reference counts, or what
+    the floor demands of the round before (``ceil(floor * (h + protected)) - protected``), whichever is more."""
+    path = [k]
+    for ref in reference[1:]:
+        need = 0 if floor is None else math.ceil(floor * (path[-1] + protected) - 1e-9) - protected
+        path.append(min(path[-1], max(ref, need)))
+    return path
+
+
+def budget_limit(sizes: list[int], r: int, spent: float, budget: float, reference: list[int],
+                 floor: float | None = None, protected: int = 0) -> int:
+    """How many (unprotected) settings may go on from round ``r`` to round ``r + 1`` under a cost budget.
+
+    Cost model: a setting evaluated in round ``j`` costs ``sizes[j]`` (training examples; the
+    evaluation set is a fixed fraction of it). ``spent`` is what rounds ``0..r`` cost;
+    ``reference`` the halving race's counts (:func:`halving_counts`). The answer is the
+    largest ``k`` such that ``k`` settings in round ``r + 1`` followed by the *projected*
+    later counts (the reference counts, or more where the floor demands it of ``k``) cost at
+    most ``budget - spent``; never fewer than ``reference[r + 1]`` (or the floor's share),
+    which the budget always covers when it is at least the reference cost (by induction: a
+    round that chose ``k`` left enough for the projected counts after it).
+
+    Examples
+    --------
+    >>> sizes = [160, 320, 640, 800, 4800, 10400, 13600, 16000]
+    >>> ref = halving_counts(250, 8)
+    >>> budget = 2 * sum(c * s for c, s in zip(ref, sizes))
+    >>> budget_limit(sizes, 0, 250 * 160, budget, ref)   # a cap: whatever round 0 keeps (at most 250) goes on
+    1351
+    >>> budget_limit(sizes, 0, 250 * 160, sum(c * s for c, s in zip(ref, sizes)), ref)  # budget = halving
+    125
+    """
+    if r + 1 >= len(sizes):
+        raise ValueError(f"round {r} is the last; nothing goes on")
+    later = sizes[r + 1:]
+    ref = list(reference[r + 1:])
+    left = budget - spent
+
+    def cost(k: int) -> float:
+        return float(sum(h * s for h, s in zip(_floor_path(k, ref, floor, protected), later)))
+
+    lo = _floor_path(ref[0], [ref[0]], None, protected)[0]
+    if cost(lo) > left + 1e-9:
+        return lo  # the budget is below the reference cost: the halving counts (never fewer)
+    hi = lo
+    while cost(hi * 2) <= left + 1e-9 and hi < 10 ** 9:
+        hi *= 2
+    top = hi * 2
+    while top - hi > 1:  # largest k with cost(k) <= left (cost is non-decreasing in k)
+        mid = (hi + top) // 2
+        if cost(mid) <= left + 1e-9:
+            hi = mid
+        else:
+            top = mid
+    return hi
 
 
 def _floor_bins(scores: np.ndarray, bin_width: float | None) -> np.ndarray:
@@ -182,6 +260,8 @@ def race_survivors(per_example: np.ndarray, *, confidence: float = 0.95, floor: 
             keep |= new
     cut = np.zeros(n, dtype=bool)
     if cap is not None:
+        if isinstance(cap, str):
+            raise ValueError("race_survivors takes the budget cap as a count (see budget_limit)")
         limit = max(1, math.ceil(cap * n - 1e-9)) if isinstance(cap, float) else int(cap)
         free = keep & ~protect
         if free.sum() > limit:
@@ -257,4 +337,48 @@ def compare_with_baseline(per_example: np.ndarray, baseline: int, *, confidence:
         lo, hi = math.nan, math.nan
     out.update(challenger=challenger, difference=mean, ci_low=lo, ci_high=hi, pvalue=float(p[challenger]),
                pvalue_adjusted=float(adj[challenger]), n_compared=m)
+    return out
+
+
+def confirm_vs_baseline(challenger: np.ndarray, baseline: np.ndarray, *, confidence: float = 0.95) -> dict[str, Any]:
+    """Is ``challenger`` better than ``baseline`` on paired per-example evidence it was not chosen on?
+
+    One one-sided test (exact McNemar for 0/1 scores, else paired t; :func:`paired_pvalues`)
+    of "the challenger scores higher", at level ``1 - confidence``; no multiplicity
+    correction, because the challenger was chosen on other examples (the final round's) and
+    only it is tested here.
+
+    Returns
+    -------
+    dict
+        ``beat_baseline``, ``difference`` (mean challenger - baseline), ``ci_low``, ``ci_high``
+        (two-sided paired t interval at ``confidence``), ``pvalue`` (one-sided), ``n_examples``,
+        ``n_challenger_only`` and ``n_baseline_only`` (discordant examples, 0/1 scores).
+
+    Examples
+    --------
+    >>> d = confirm_vs_baseline(np.r_[np.ones(30), np.zeros(10)], np.r_[np.ones(20), np.zeros(20)])
+    >>> d["beat_baseline"], round(d["pvalue"], 6)
+    (True, 0.000977)
+    """
+    a = np.asarray(challenger, dtype=float).ravel()
+    b = np.asarray(baseline, dtype=float).ravel()
+    if a.shape != b.shape or a.size == 0:
+        raise ValueError(f"challenger and baseline need per-example scores on the same examples, got {a.shape} "
+                         f"and {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("per-example scores must be finite")
+    p = float(paired_pvalues(np.array([a, b]), 0)[1])  # "the reference row (challenger) scores higher"
+    d = a - b
+    k = d.size
+    mean = float(d.mean())
+    if k > 1:
+        se = float(d.std(ddof=1) / math.sqrt(k))
+        lo, hi = t_interval(mean, se, k - 1, confidence, "two-sided") if se > 0 else (mean, mean)
+    else:
+        lo, hi = math.nan, math.nan
+    out = {"beat_baseline": bool(p < 1 - confidence), "difference": mean, "ci_low": lo, "ci_high": hi,
+           "pvalue": p, "n_examples": int(k), "confidence": confidence}
+    if _is_binary(np.r_[a, b]):
+        out.update(n_challenger_only=int(((a == 1) & (b == 0)).sum()), n_baseline_only=int(((a == 0) & (b == 1)).sum()))
     return out

@@ -130,9 +130,32 @@ class SubsetPlan(Plan):
         return _ORDER_CACHE[key]
 
     def split(self, draw: Draw, y: np.ndarray | None, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+        """Training and evaluation indices of a draw.
+
+        A draw with ``index = (r, k, K)`` is fold ``k`` of a ``K``-fold cross-validation
+        over the training part (the race's final confirmation): the training part, class by
+        class in its fixed order, is dealt round-robin into ``K`` folds (so every fold holds
+        each class's share within one example, and the folds do not depend on the setting);
+        the draw is scored on fold ``k`` and trained on the rest, in the training order.
+        """
         if draw.kind != "subset":
             raise ValueError(f"SubsetPlan evaluates 'subset' draws, got {draw.kind!r}")
         train_order, eval_order = self.parts(y, n_samples)
+        if len(draw.index) == 3:
+            _, k, K = draw.index
+            if not (isinstance(K, (int, np.integer)) and 2 <= K <= len(train_order) and 0 <= k < K):
+                raise ValueError(f"a fold draw needs index (round, k, K) with 0 <= k < K <= n_train, got {draw.index}")
+            dealt = train_order
+            if self.stratified and y is not None:  # deal class by class: every fold within one of each class's share
+                _, codes = np.unique(np.asarray(y)[train_order], return_inverse=True)
+                dealt = train_order[np.argsort(codes.ravel(), kind="stable")]
+            held = np.zeros(len(dealt), dtype=bool)
+            held[k::K] = True
+            if draw.size != int((~held).sum()):
+                raise ValueError(f"fold draw size {draw.size} differs from its training part ({int((~held).sum())})")
+            keep = np.zeros(len(y) if y is not None else n_samples, dtype=bool)
+            keep[dealt[~held]] = True
+            return train_order[keep[train_order]], dealt[held]
         if draw.size is None or not 1 <= draw.size <= len(train_order):
             raise ValueError(f"draw size must be between 1 and the training part ({len(train_order)}), "
                              f"got {draw.size}")

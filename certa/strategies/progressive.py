@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
-from ._race import check_cap, compare_with_baseline, race_survivors
+from ._race import budget_limit, check_cap, compare_with_baseline, confirm_vs_baseline, halving_counts, race_survivors
 from ._subset_plan import SubsetPlan, stratified_order
 
 __all__ = [
@@ -32,8 +32,14 @@ __all__ = [
     "survivors",
 ]
 
-#: Default cap on the survivors of a race round, as a fraction of the round's settings.
+#: The race's cap before issue #14's rerun (``cap=0.5``: at most half of a round's settings survive).
 RACE_CAP = 0.5
+#: Default cap of the race: a cost budget (see :func:`~certa.strategies._race.budget_limit`).
+RACE_CAP_DEFAULT = "budget"
+#: Default budget of ``cap="budget"``, in units of the halving race's cost on the same schedule.
+RACE_BUDGET = 2.0
+#: Default number of folds of the final confirmation against the baseline.
+RACE_CONFIRM_FOLDS = 5
 #: PSearch's floor, also the race's default floor.
 PSEARCH_FLOOR = 0.2
 
@@ -264,14 +270,32 @@ class ProgressiveSampling(Strategy):
         Score-bin width for the floor (``None``: one bin per distinct score).
     confidence : float, default=0.95
         Race only: confidence level of its tests (see :func:`race_survivors`).
-    cap : float, int, None or "auto"
-        Race only: at most this fraction (float) or number (int) of a round's settings
-        survive, besides the baseline; ``"auto"``: 0.5.
+    cap : "budget", float, int, None or "auto"
+        Race only. ``"budget"`` (``"auto"``): a round keeps every setting the test
+        cannot drop unless the schedule's projected cost would then exceed ``budget``
+        times the halving race's cost (cost model: a setting in a round costs the
+        round's training size; :func:`~certa.strategies._race.budget_limit`); only
+        then are the lowest-scoring cut. A float (e.g. ``0.5``, the rule of the
+        earlier runs) or int: at most this fraction or number of a round's settings
+        survive, besides the baseline.
+    budget : float or "auto"
+        Race with ``cap="budget"``: the budget in units of the halving race's cost,
+        at least 1 (``"auto"``: 2.0).
     baseline : int or None
         Race only: index of a setting (the learner's default) that survives every
         round; in the last round the choice is the baseline unless another setting
-        is shown better than it (:func:`~certa.strategies._race.compare_with_baseline`),
-        and ``result()["baseline"]`` reports the verdict.
+        is shown better than it, and ``result()["baseline"]`` reports the verdict.
+        With ``confirm_folds`` the final round only chooses the challenger (its best
+        other setting) and the test is made on fresh evidence
+        (:func:`~certa.strategies._race.confirm_vs_baseline`); with
+        ``confirm_folds=None`` on the final round's examples, Bonferroni over the
+        settings compared (:func:`~certa.strategies._race.compare_with_baseline`).
+    confirm_folds : int, None or "auto"
+        Race with a baseline: the challenger and the baseline are scored by
+        ``confirm_folds``-fold cross-validation over the whole training part (the
+        same folds for both; every training example predicted once by each), and
+        the choice is the challenger only if it is better there (one-sided test at
+        ``1 - confidence``). ``"auto"``: 5.
 
     Attributes
     ----------
@@ -292,7 +316,8 @@ class ProgressiveSampling(Strategy):
     def __init__(self, n_train: int, schedule: str | Sequence[float | int] = "psearch",
                  survival: str | float | Callable | None = None, floor: float | str | None = "auto",
                  bin_width: float | None = None, *, confidence: float = 0.95, cap: float | str | None = "auto",
-                 baseline: int | None = None) -> None:
+                 baseline: int | None = None, budget: float | str | None = "auto",
+                 confirm_folds: int | str | None = "auto") -> None:
         self.n_train = _check_n_train(n_train)
         self.sizes = schedule_sizes(schedule, self.n_train)
         self.schedule = schedule if isinstance(schedule, str) else [v if isinstance(v, (int, np.integer)) and not
@@ -322,15 +347,39 @@ class ProgressiveSampling(Strategy):
         if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
             raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
         self.confidence = float(confidence)
-        if isinstance(cap, str):
+        if isinstance(cap, str) and cap != "budget":
             if cap != "auto":
-                raise ValueError(f"cap must be a fraction in (0, 1], a count >= 1, None or 'auto', got {cap!r}")
-            cap = RACE_CAP if race else None
+                raise ValueError(f"cap must be 'budget', a fraction in (0, 1], a count >= 1, None or 'auto', got {cap!r}")
+            cap = RACE_CAP_DEFAULT if race else None
         self.cap = check_cap(cap)
+        if isinstance(budget, str):
+            if budget != "auto":
+                raise ValueError(f"budget must be a number >= 1, None or 'auto', got {budget!r}")
+            budget = RACE_BUDGET if race and self.cap == "budget" else None
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                                   or not budget >= 1):
+            raise ValueError(f"budget must be a number >= 1 (units of the halving race's cost), got {budget!r}")
+        self.budget = None if budget is None else float(budget)
+        if self.cap == "budget" and self.budget is None:
+            raise ValueError("cap='budget' needs a budget (a number >= 1, or 'auto')")
+        if self.budget is not None and self.cap != "budget":
+            raise ValueError(f"budget belongs to cap='budget', got cap={self.cap!r}")
+        if isinstance(confirm_folds, str):
+            if confirm_folds != "auto":
+                raise ValueError(f"confirm_folds must be an int >= 2, None or 'auto', got {confirm_folds!r}")
+            confirm_folds = RACE_CONFIRM_FOLDS if race and baseline is not None else None
+        if confirm_folds is not None and (isinstance(confirm_folds, bool) or not isinstance(confirm_folds, (int, np.integer))
+                                          or confirm_folds < 2):
+            raise ValueError(f"confirm_folds must be an int >= 2 or None, got {confirm_folds!r}")
+        self.confirm_folds = None if confirm_folds is None else int(confirm_folds)
         if baseline is not None and (isinstance(baseline, bool) or not isinstance(baseline, (int, np.integer))
                                      or baseline < 0):
             raise ValueError(f"baseline must be a candidate index (int >= 0) or None, got {baseline!r}")
         self.baseline = None if baseline is None else int(baseline)
+        if self.confirm_folds is not None and (baseline is None or not race):
+            raise ValueError("confirm_folds belongs to survival='race' with a baseline")
+        if self.confirm_folds is not None and self.confirm_folds > self.n_train:
+            raise ValueError(f"confirm_folds ({self.confirm_folds}) exceeds the training part ({self.n_train})")
         if not race and (self.cap is not None or self.baseline is not None):
             raise ValueError("cap and baseline belong to survival='race'; the published rules keep their own "
                              f"survival (got survival={self.survival!r}, cap={self.cap!r}, baseline={self.baseline!r})")
@@ -340,8 +389,11 @@ class ProgressiveSampling(Strategy):
     def spec(self) -> dict[str, Any]:
         out = super().spec()
         if not self._race:  # the published rules' spec (a run's identity in a store) stays as it was
-            for k in ("confidence", "cap", "baseline"):
+            for k in ("confidence", "cap", "baseline", "budget", "confirm_folds"):
                 out.pop(k, None)
+        for k in ("budget", "confirm_folds"):  # a race of the earlier runs (cap=0.5, no confirmation) keeps its spec
+            if out.get(k, 0) is None:
+                out.pop(k)
         return out
 
     @property
@@ -364,24 +416,38 @@ class ProgressiveSampling(Strategy):
         self._finished = False
         self._choice: int | None = None
         self._verdict: dict[str, Any] | None = None
+        # cap="budget": the halving race's counts of unprotected settings and what the rounds have cost so far
+        protected = int(self.baseline is not None and self.baseline < C)
+        self._reference = halving_counts(max(1, C - protected), R)
+        self._budget_total = None if self.budget is None else \
+            self.budget * float(sum(k * s for k, s in zip(self._reference, self.sizes)))
+        self._spent = 0.0
+        self._confirm: dict[str, Any] | None = None  # the final confirmation against the baseline, when running
 
     @property
     def total_draws(self) -> int | None:
         return None  # depends on the scores
 
     def ask(self) -> Draw | None:
-        self._queue = [c for c in self._queue if c not in self._dropped]
+        self._queue = [c for c in self._queue if (c[0] if isinstance(c, tuple) else c) not in self._dropped]
         if self._finished or not self._queue:
             return None
         c = self._queue.pop(0)
         self._pending += 1
         r = self._round
+        if isinstance(c, tuple):  # confirmation: fold k of K over the training part (see SubsetPlan.split)
+            c, k = c
+            K = self.confirm_folds
+            return Draw(c, "subset", (r, k, K), seed=derive_seed(self.seed, r), size=self.n_train - len(range(k, self.n_train, K)))
         return Draw(c, "subset", (r,), seed=derive_seed(self.seed, r), size=self.sizes[r])
 
     def tell(self, draw: Draw, outcome: Outcome) -> None:
         r = draw.index[0]
         if r != self._round:
             raise RuntimeError(f"told a draw of round {r} during round {self._round}")
+        if len(draw.index) == 3:
+            self._tell_confirm(draw, outcome)
+            return
         self._scores[r, draw.candidate] = outcome.score if outcome.ok else np.nan
         self._durations[r, draw.candidate] = outcome.duration
         self._evaluated[r, draw.candidate] = True
@@ -396,9 +462,61 @@ class ProgressiveSampling(Strategy):
             self._close_round()
 
     def _drop(self, candidate: int) -> None:
-        self._queue = [c for c in self._queue if c != candidate]
+        self._queue = [c for c in self._queue if (c[0] if isinstance(c, tuple) else c) != candidate]
         if not self._finished and self._pending == 0 and not self._queue:
-            self._close_round()
+            if self._confirm is not None:
+                self._close_confirm()
+            else:
+                self._close_round()
+
+    def _start_confirm(self, challenger: int, final: dict[str, Any]) -> None:
+        """After the last round: score the challenger and the baseline by K-fold CV over the training part."""
+        K = self.confirm_folds
+        self._confirm = {"challenger": challenger, "final": final, "examples": {}, "failed": False}
+        self._round = len(self.sizes)  # the confirmation's draws carry this "round" (not a schedule round)
+        self._queue = [(c, k) for k in range(K) for c in (challenger, self.baseline)]  # fold by fold: shared encoder fits
+        self._pending = 0
+
+    def _tell_confirm(self, draw: Draw, outcome: Outcome) -> None:
+        c, k = draw.candidate, draw.index[1]
+        if outcome.ok:
+            pay = outcome.payload
+            if not isinstance(pay, dict) or "per_example" not in pay:
+                raise ValueError("survival='race' needs per-example scores: the evaluator must return "
+                                 "payload={'per_example': [...]} (EstimatorEvaluator(per_example=True) does)")
+            self._confirm["examples"][(c, k)] = np.asarray(pay["per_example"], dtype=float).ravel()
+        else:
+            self._confirm["failed"] = True
+        self._pending -= 1
+        if self._pending == 0 and not self._queue:
+            self._close_confirm()
+
+    def _close_confirm(self) -> None:
+        conf = self._confirm
+        K, ch, base = self.confirm_folds, conf["challenger"], self.baseline
+        ex = conf["examples"]
+        final = conf["final"]
+        verdict = dict(final, evidence="final round (the confirmation failed)")
+        if all((c, k) in ex for c in (ch, base) for k in range(K)):
+            a = np.concatenate([ex[(ch, k)] for k in range(K)])
+            b = np.concatenate([ex[(base, k)] for k in range(K)])
+            cv = confirm_vs_baseline(a, b, confidence=self.confidence)
+            verdict = {"baseline": base, "challenger": ch, "choice": ch if cv["beat_baseline"] else base,
+                       "beat_baseline": cv["beat_baseline"], "difference": cv["difference"], "ci_low": cv["ci_low"],
+                       "ci_high": cv["ci_high"], "pvalue": cv["pvalue"], "pvalue_adjusted": cv["pvalue"],
+                       "n_compared": 1, "n_examples": cv["n_examples"], "confidence": self.confidence,
+                       "round": final["round"], "evidence": f"{K}-fold cross-validation over the training part",
+                       "n_challenger_only": cv.get("n_challenger_only"), "n_baseline_only": cv.get("n_baseline_only"),
+                       "final_round": {k: final[k] for k in ("difference", "ci_low", "ci_high", "pvalue",
+                                                             "n_examples")}}
+        self._verdict = verdict
+        self._choice = int(verdict["choice"])
+        last = self._rounds[-1]
+        last["survived"] = [c == self._choice for c in last["candidates"]]
+        last["n_survived"] = 1
+        last["vs_baseline"] = dict(verdict)
+        self._confirm = None
+        self._finished = True
 
     def _example_matrix(self, alive: np.ndarray) -> np.ndarray:
         rows = [self._examples.get(int(c)) for c in alive]
@@ -422,12 +540,19 @@ class ProgressiveSampling(Strategy):
             # ties left after the earlier rounds' mean score are cut at random (seeded), not by grid order
             jitter = np.random.default_rng(derive_seed(self.seed, r, 1)).random(len(alive))
             history = np.nan_to_num(history, nan=0.0) + 1e-9 * jitter
+            cap = self.cap
+            if cap == "budget":
+                protected = int(self.baseline is not None and self.baseline in self._alive)
+                self._spent += (len(alive) - protected) * self.sizes[r]
+                cap = budget_limit(self.sizes, r, self._spent, self._budget_total, self._reference, self.floor,
+                                   protected)
             res = race_survivors(self._example_matrix(alive), confidence=self.confidence, floor=self.floor,
-                                 cap=self.cap, bin_width=self.bin_width,
+                                 cap=cap, bin_width=self.bin_width,
                                  protect=alive == (-1 if self.baseline is None else self.baseline), tiebreak=history)
             keep, added = res["survived"], res["added_by_floor"]
             record = {"leader": int(alive[res["leader"]]) if res["leader"] >= 0 else -1,
-                      "pvalues_adjusted": res["pvalues_adjusted"].tolist(), "cut_by_cap": res["cut_by_cap"].tolist()}
+                      "pvalues_adjusted": res["pvalues_adjusted"].tolist(), "cut_by_cap": res["cut_by_cap"].tolist(),
+                      "cap": cap}
         else:
             keep, added = survivors(scores, self._survival, self.floor, self.bin_width)
         self._rounds.append({"round": r, "size": self.sizes[r], "candidates": alive.tolist(),
@@ -440,6 +565,8 @@ class ProgressiveSampling(Strategy):
             # the race left only one setting: it is the choice; say how it stands against the baseline
             self._choice = self._alive[0]
             self._verdict = self._no_challenger(r) if self._choice == self.baseline else None
+        if last and self._confirm is not None:
+            return  # the confirmation's draws come next
         if last or len(self._alive) <= 1:
             self._finished = True
             return
@@ -466,6 +593,21 @@ class ProgressiveSampling(Strategy):
                 choice = int(alive[verdict["choice"]])
                 verdict.update(choice=choice, baseline=self.baseline, round=r,
                                challenger=int(alive[verdict["challenger"]]) if verdict["challenger"] >= 0 else -1)
+                if self.confirm_folds is not None and verdict["challenger"] >= 0:
+                    # the final round chose the challenger (best other setting); fresh evidence decides
+                    others = [(s, i) for i, s in enumerate(scores) if np.isfinite(s) and alive[i] != self.baseline]
+                    row = min(others, key=lambda t: (-t[0], alive[t[1]]))[1]
+                    challenger = int(alive[row])
+                    X = self._example_matrix(alive)
+                    fr = confirm_vs_baseline(X[row], X[rows[0]], confidence=self.confidence)
+                    verdict.update({k: fr[k] for k in ("difference", "ci_low", "ci_high", "pvalue", "n_examples")},
+                                   pvalue_adjusted=float("nan"), n_compared=1, challenger=challenger,
+                                   evidence="final round (chooses the challenger; the confirmation decides)")
+                    self._verdict = verdict
+                    self._choice = self.baseline  # until the confirmation says otherwise
+                    self._start_confirm(challenger, dict(verdict))
+                    record["vs_baseline"] = dict(verdict)
+                    return alive == self.baseline, added
                 self._verdict = verdict
                 record["vs_baseline"] = dict(verdict)
             else:  # the baseline failed: nothing to compare with
