@@ -431,7 +431,7 @@ def test_fold_draws_partition_the_training_part():
 
 
 @pytest.mark.parametrize("baseline, beaten", [("auto", False), ({"min_samples_leaf": 120}, True)])
-def test_confirmation_matches_a_direct_cross_validation_and_binomial_test(baseline, beaten):
+def test_confirmation_matches_a_direct_cross_validation_and_corrected_t_test(baseline, beaten):
     X, y = load_digits(return_X_y=True)
     est = DecisionTreeClassifier(random_state=0)  # its default: min_samples_leaf=1
     grid = {"min_samples_leaf": [1, 3, 10, 40, 120]}
@@ -455,15 +455,19 @@ def test_confirmation_matches_a_direct_cross_validation_and_binomial_test(baseli
             tr = train_order[~np.isin(train_order, te)]
             m = DecisionTreeClassifier(random_state=seed, **params).fit(X[tr], y[tr])
             per.append(m.predict(X[te]) == y[te])
-        right[name] = np.concatenate(per)
-    a, b = right["challenger"], right["baseline"]
+        right[name] = per
+    a, b = np.concatenate(right["challenger"]), np.concatenate(right["baseline"])
     n_a, n_b = int((a & ~b).sum()), int((~a & b).sum())
-    p = stats.binomtest(n_a, n_a + n_b, 0.5, alternative="greater").pvalue
     assert (v["n_challenger_only"], v["n_baseline_only"]) == (n_a, n_b)
     assert v["n_examples"] == len(train_order) == len(a)
+    # Bouckaert & Frank's corrected k-fold t test on the 5 fold accuracies, by its formula
+    d = np.array([ca.mean() - cb.mean() for ca, cb in zip(right["challenger"], right["baseline"])])
+    n_test = np.mean([len(f) for f in right["challenger"]])
+    t = d.mean() / np.sqrt((1 / 5 + n_test / (len(train_order) - n_test)) * d.var(ddof=1))
+    p = stats.t.sf(t, 4)
     assert v["pvalue"] == pytest.approx(p, rel=1e-9)
-    assert v["difference"] == pytest.approx(a.mean() - b.mean())
-    assert v["beat_baseline"] == (p < 0.05)
+    assert v["difference"] == pytest.approx(d.mean())
+    assert v["beat_baseline"] == (p < 0.05) == beaten
     assert s.best_params_ == (v["challenger"] if p < 0.05 else v["baseline"])
     # the challenger is the final round's best other setting
     last = s.rounds_[s.rounds_["round"] == s.rounds_["round"].max()]
@@ -491,3 +495,31 @@ def test_confirmation_keeps_the_default_when_the_challenger_is_not_better():
     assert d["beat_baseline"] and (d["n_challenger_only"], d["n_baseline_only"]) == (40, 12)
     assert d["pvalue"] == pytest.approx(stats.binomtest(40, 52, 0.5, alternative="greater").pvalue, rel=1e-9)
     assert d["ci_low"] < 0.028 < d["ci_high"]
+
+
+def test_fold_confirmation_judges_settings_not_fold_models():
+    # five folds of 3,200 examples; the challenger's fold models win by +3, -2, +4, -1, +3 points:
+    # pooled, 1,320 vs 1,096 discordant examples is overwhelming for McNemar (p ~ 3e-6), but the fold
+    # accuracies disagree in sign, and the corrected k-fold t test (1/K + n_test/n_train) does not reject
+    from certa.strategies._race import confirm_vs_baseline_folds
+
+    n, ch, base = 3200, [], []
+    for gain in (96, -64, 128, -32, 96):   # examples only the challenger (or, negative, only the baseline) gets right
+        b = np.r_[np.ones(2400), np.zeros(800)]
+        a = b.copy()
+        a[2400:2400 + 200 + max(gain, 0)] = 1      # challenger right where the baseline is wrong
+        a[:200 + max(-gain, 0)] = 0                # and wrong where the baseline is right
+        ch.append(a)
+        base.append(b)
+    d = confirm_vs_baseline_folds(ch, base, n_train=16000)
+    fold_d = np.array([x.mean() - y.mean() for x, y in zip(ch, base)])
+    np.testing.assert_allclose(fold_d, np.array([96, -64, 128, -32, 96]) / n)
+    t = fold_d.mean() / np.sqrt((1 / 5 + 3200 / 12800) * fold_d.var(ddof=1))
+    assert d["pvalue"] == pytest.approx(stats.t.sf(t, 4), rel=1e-12) and not d["beat_baseline"]
+    assert (d["n_challenger_only"], d["n_baseline_only"]) == (1320, 1096)
+    assert stats.binomtest(1320, 2416, 0.5, alternative="greater").pvalue < 1e-5   # what pooling would have said
+    # the same gain in every fold: the corrected test rejects
+    d2 = confirm_vs_baseline_folds([ch[0]] * 5, [base[0]] * 5, n_train=16000)
+    assert d2["beat_baseline"] and d2["pvalue"] == 0.0 and d2["difference"] == pytest.approx(0.03)
+    with pytest.raises(ValueError, match="same K >= 2 folds"):
+        confirm_vs_baseline_folds(ch[:1], base[:1], n_train=100)

@@ -16,7 +16,15 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
-from ._race import budget_limit, check_cap, compare_with_baseline, confirm_vs_baseline, halving_counts, race_survivors
+from ._race import (
+    budget_limit,
+    check_cap,
+    compare_with_baseline,
+    confirm_vs_baseline,
+    confirm_vs_baseline_folds,
+    halving_counts,
+    race_survivors,
+)
 from ._subset_plan import SubsetPlan, stratified_order
 
 __all__ = [
@@ -498,14 +506,14 @@ class ProgressiveSampling(Strategy):
         final = conf["final"]
         verdict = dict(final, evidence="final round (the confirmation failed)")
         if all((c, k) in ex for c in (ch, base) for k in range(K)):
-            a = np.concatenate([ex[(ch, k)] for k in range(K)])
-            b = np.concatenate([ex[(base, k)] for k in range(K)])
-            cv = confirm_vs_baseline(a, b, confidence=self.confidence)
+            cv = confirm_vs_baseline_folds([ex[(ch, k)] for k in range(K)], [ex[(base, k)] for k in range(K)],
+                                           n_train=self.n_train, confidence=self.confidence)
             verdict = {"baseline": base, "challenger": ch, "choice": ch if cv["beat_baseline"] else base,
                        "beat_baseline": cv["beat_baseline"], "difference": cv["difference"], "ci_low": cv["ci_low"],
                        "ci_high": cv["ci_high"], "pvalue": cv["pvalue"], "pvalue_adjusted": cv["pvalue"],
                        "n_compared": 1, "n_examples": cv["n_examples"], "confidence": self.confidence,
                        "round": final["round"], "evidence": f"{K}-fold cross-validation over the training part",
+                       "test": cv["test"],
                        "n_challenger_only": cv.get("n_challenger_only"), "n_baseline_only": cv.get("n_baseline_only"),
                        "final_round": {k: final[k] for k in ("difference", "ci_low", "ci_high", "pvalue",
                                                              "n_examples")}}
