@@ -290,6 +290,33 @@ def section_decomposition(delta: float, runs: int, beta: Any, seed: int) -> dict
     return {"delta": delta, "runs": runs, "beta": beta, "seed": seed, "rows": rows}
 
 
+def section_loser_scores(delta: float, runs: int, seed: int) -> dict[str, Any]:
+    """How many scores a clearly worse candidate needs before the proven rule can rule it out.
+
+    best_plus_9's shape: K = 10, a loser 2 SD below a leader with 40 scores (mean 0, ddof-0
+    variance 1). For each count N of the loser's own scores, the share of ``runs`` simulated
+    Gaussian score sets whose exact pair statistic passes the shipped threshold, for several
+    mixture precisions ``c``. The leader cannot help: the infimum puts the common mean near
+    the leader's, so the loser's own e-process must carry the evidence (module doc of _glr).
+    """
+    K, gap, n_leader = 10, 2.0, 40
+    limit = _glr.glr_threshold(delta, K)
+    rng = np.random.default_rng(seed)
+    counts = list(range(6, 21, 2))
+    sets = {n: rng.normal(-gap, 1.0, (runs, n)) for n in counts}
+    rows = []
+    for c in (0.1, 0.25, 1.0, 4.0):
+        share = {}
+        for n in counts:
+            x = sets[n]
+            z = _glr.pair_statistic(n_leader, 0.0, 1.0, n, x.mean(axis=1), x.var(axis=1), c=c)
+            share[n] = float(np.mean(np.asarray(z) > limit))
+        rows.append({"c": c, "shipped": c == _glr.PRIOR_PRECISION, "pass_share": share})
+        print(json.dumps(rows[-1]), flush=True)
+    return {"delta": delta, "K": K, "gap_sd": gap, "n_leader": n_leader, "threshold": limit, "runs": runs,
+            "seed": seed, "counts": counts, "rows": rows}
+
+
 def section_overhead(seed: int) -> dict[str, Any]:
     """Decision time per evaluation (ask + tell, no evaluation cost) for glr and bayes stopping."""
     from certa.engine.draws import Outcome
@@ -427,7 +454,7 @@ def report() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "decomposition", "report",
-                                        "from-log"])
+                                        "from-log", "loser-scores"])
     ap.add_argument("--log", help="from-log: a families section's printed rows (one JSON per line), saved as a "
                     "partial result when the section could not finish")
     ap.add_argument("--delta", type=float, default=0.05)
@@ -469,6 +496,9 @@ def main() -> None:
     elif a.section == "decomposition":
         out = section_decomposition(a.delta, a.runs, beta, a.seed)
         name = f"calibration_decomposition_{a.delta}"
+    elif a.section == "loser-scores":
+        out = section_loser_scores(a.delta, min(a.runs, 2000), a.seed)
+        name = f"calibration_loser_scores_{a.delta}"
     elif a.section == "tdsa":
         out = section_tdsa(a.runs, a.seed, a.n_jobs)
         name = "calibration_tdsa"
