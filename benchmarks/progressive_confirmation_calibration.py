@@ -24,17 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+from _common import RESULTS, loadavg, machine_info
 from scipy import stats as sps
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
 from sklearn.model_selection import StratifiedKFold
 
 from certa.datasets import load_nl_lemma
@@ -42,7 +37,7 @@ from certa.learners import tree_pipeline
 from certa.search.progressive import ProgressiveSearchCV
 from certa.stats.ttests import corrected_repeated_kfold_ttest, paired_ttest
 
-OUT = ROOT / "benchmarks" / "results"
+OUT = RESULTS
 LEVEL = 0.05
 
 
@@ -158,7 +153,7 @@ def main(argv=None) -> None:
         return
     fn = section_tests if args.section == "tests" else section_procedure
     res = fn(args.n, args.runs, args.seed)
-    res.update(load_end=list(os.getloadavg()), omp_num_threads=os.environ.get("OMP_NUM_THREADS", "unset"),
+    res.update(load_end=loadavg(), machine=machine_info(), omp_num_threads=os.environ.get("OMP_NUM_THREADS", "unset"),
                recorded_at=time.strftime("%Y-%m-%d %H:%M:%S %z"))
     (OUT / f"progressive_confirmation_calibration_{args.section}.json").write_text(json.dumps(res, indent=1))
 

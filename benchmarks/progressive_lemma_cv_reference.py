@@ -22,17 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
+from _common import RESULTS, loadavg
 from progressive_lemma import (
     DEFAULT_LOOKUP,
     LEARNERS,
@@ -48,7 +43,7 @@ from certa.engine.candidates import candidates_from_grid
 from certa.search._common import rank_scores
 from certa.strategies.progressive import SubsetPlan
 
-OUT = ROOT / "benchmarks" / "results"
+OUT = RESULTS
 
 
 def cv_scores(make, cands, X, y, train, seed: int, folds: int) -> np.ndarray:
@@ -96,7 +91,7 @@ def one(draw: str, learner: str, args) -> dict:
     default = next(c.index for c in cands if c.params == default_fn())
     held_best = int(np.argmin(held_rank))
     return {"draw": draw, "learner": learner, "folds": args.folds, "n_train": len(train),
-            "n_eval": int(ex["n_eval"]), "cv_wall_s": wall, "load_end": list(os.getloadavg()),
+            "n_eval": int(ex["n_eval"]), "cv_wall_s": wall, "load_end": loadavg(),
             "cv_choice": cands[choice].name, "cv_choice_held_rank": int(held_rank[choice]),
             "cv_choice_held_accuracy": float(held[choice]), "cv_top5_held_ranks": [int(held_rank[i]) for i in top5_cv],
             "held_best": cands[held_best].name, "held_best_accuracy": float(held[held_best]),
@@ -122,12 +117,15 @@ def method_shares(rows: list[dict], results: Path, n_boot: int, seed: int) -> li
         correct = np.array([_unpack(t, ex["n_eval"]) for t in ex["correct"]], dtype=float)
         held_rank = rank_scores(np.asarray(ex["scores"], dtype=float))
         methods = run["draws"][r["draw"]][r["learner"]]
+        share: dict[int, float] = {}   # several methods often choose the same setting
         for label in ("paramsearch", "psearch", "paramsearch+race", "psearch+race", "halving"):
             if label not in methods:
                 continue
             i = names.index(methods[label]["chosen"])
+            if i not in share:
+                share[i] = bootstrap_top5(correct, i, n_boot, seed)
             out.append({"draw": r["draw"], "learner": r["learner"], "method": label, "held_rank": int(held_rank[i]),
-                        "bootstrap_top5_share": bootstrap_top5(correct, i, n_boot, seed)})
+                        "bootstrap_top5_share": share[i]})
         i = names.index(r["cv_choice"])
         out.append({"draw": r["draw"], "learner": r["learner"], "method": "exhaustive 5-fold CV",
                     "held_rank": int(held_rank[i]), "bootstrap_top5_share": r["bootstrap_top5_share"]["cv_choice"]})

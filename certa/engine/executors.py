@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
@@ -304,8 +305,6 @@ class DaskExecutor(Executor):
 
     def check_alive(self, now: float | None = None) -> None:
         """Raise :class:`ClusterLostError` if the cluster has had no workers for the grace period."""
-        import time
-
         now = time.monotonic() if now is None else now
         try:
             n = len(self.client.scheduler_info().get("workers", {}))

@@ -28,6 +28,22 @@ __all__ = ["budget_limit", "check_cap", "compare_with_baseline", "confirm_vs_bas
            "paired_pvalues", "race_survivors"]
 
 
+def _paired_interval(d: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """Mean of the paired differences ``d`` and its two-sided paired t interval (NaN for one difference)."""
+    k = d.size
+    mean = float(d.mean())
+    if k < 2:
+        return mean, math.nan, math.nan
+    se = float(d.std(ddof=1) / math.sqrt(k))
+    lo, hi = t_interval(mean, se, k - 1, confidence, "two-sided") if se > 0 else (mean, mean)
+    return mean, lo, hi
+
+
+def _discordant(a: np.ndarray, b: np.ndarray) -> dict[str, int]:
+    """Examples only ``a`` gets right and only ``b`` gets right (0/1 scores)."""
+    return {"n_challenger_only": int(((a == 1) & (b == 0)).sum()), "n_baseline_only": int(((a == 0) & (b == 1)).sum())}
+
+
 def _is_binary(x: np.ndarray) -> bool:
     finite = x[np.isfinite(x)]
     return bool(np.all((finite == 0) | (finite == 1)))
@@ -328,14 +344,7 @@ def compare_with_baseline(per_example: np.ndarray, baseline: int, *, confidence:
         out.update(choice=challenger, beat_baseline=True)
     else:
         challenger = int(next(r for r in order if others[r]))
-    d = X[challenger] - X[baseline]
-    k = d.size
-    mean = float(d.mean())
-    if k > 1:
-        se = float(d.std(ddof=1) / math.sqrt(k))
-        lo, hi = t_interval(mean, se, k - 1, confidence, "two-sided") if se > 0 else (mean, mean)
-    else:
-        lo, hi = math.nan, math.nan
+    mean, lo, hi = _paired_interval(X[challenger] - X[baseline], confidence)
     out.update(challenger=challenger, difference=mean, ci_low=lo, ci_high=hi, pvalue=float(p[challenger]),
                pvalue_adjusted=float(adj[challenger]), n_compared=m)
     return out
@@ -404,8 +413,7 @@ def confirm_vs_baseline_folds(challenger: list[np.ndarray], baseline: list[np.nd
            "ci_low": float(two.ci[0]), "ci_high": float(two.ci[1]), "pvalue": float(one.pvalue), "test": one.test,
            "n_folds": K, "n_examples": int(a_all.size), "confidence": confidence}
     if _is_binary(np.r_[a_all, b_all]):
-        out.update(n_challenger_only=int(((a_all == 1) & (b_all == 0)).sum()),
-                   n_baseline_only=int(((a_all == 0) & (b_all == 1)).sum()))
+        out.update(_discordant(a_all, b_all))
     return out
 
 
@@ -438,16 +446,9 @@ def confirm_vs_baseline(challenger: np.ndarray, baseline: np.ndarray, *, confide
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("per-example scores must be finite")
     p = float(paired_pvalues(np.array([a, b]), 0)[1])  # "the reference row (challenger) scores higher"
-    d = a - b
-    k = d.size
-    mean = float(d.mean())
-    if k > 1:
-        se = float(d.std(ddof=1) / math.sqrt(k))
-        lo, hi = t_interval(mean, se, k - 1, confidence, "two-sided") if se > 0 else (mean, mean)
-    else:
-        lo, hi = math.nan, math.nan
+    mean, lo, hi = _paired_interval(a - b, confidence)
     out = {"beat_baseline": bool(p < 1 - confidence), "difference": mean, "ci_low": lo, "ci_high": hi,
-           "pvalue": p, "n_examples": int(k), "confidence": confidence}
+           "pvalue": p, "n_examples": int(a.size), "confidence": confidence}
     if _is_binary(np.r_[a, b]):
-        out.update(n_challenger_only=int(((a == 1) & (b == 0)).sum()), n_baseline_only=int(((a == 0) & (b == 1)).sum()))
+        out.update(_discordant(a, b))
     return out
