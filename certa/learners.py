@@ -364,7 +364,10 @@ def _vote_weights(dist: np.ndarray, weights: Any) -> np.ndarray:
 
 
 def knn_pipeline() -> Pipeline:
-    """``SymbolicEncoder(onehot) -> StableKNeighborsClassifier``: weighted-overlap k-NN, ties in training order."""
+    """``SymbolicEncoder(onehot) -> StableKNeighborsClassifier``: weighted-overlap k-NN, ties in training order.
+
+    Built with TiMBL's defaults (:func:`knn_default_params`).
+    """
     return Pipeline([("enc", SymbolicEncoder("onehot", "gr")),
                      ("knn", StableKNeighborsClassifier(n_neighbors=1, algorithm="brute"))])
 
@@ -385,9 +388,21 @@ def knn_default_params() -> dict[str, Any]:
 
 
 def tree_pipeline() -> Pipeline:
-    """``SymbolicEncoder -> DecisionTreeClassifier(random_state=0)``."""
+    """``SymbolicEncoder(onehot) -> DecisionTreeClassifier``, built with C4.5's defaults (:func:`tree_default_params`).
+
+    Its parameters are the learner's default, so a search with ``baseline="auto"`` keeps
+    C4.5's setting (entropy, ``min_samples_leaf=2``) as the baseline, not scikit-learn's
+    (Gini, 1); ``random_state=0``.
+
+    Examples
+    --------
+    >>> params = tree_pipeline().get_params()
+    >>> all(params[k] == v for k, v in tree_default_params().items())
+    True
+    """
     return Pipeline([("enc", SymbolicEncoder("onehot", "none")),
-                     ("tree", DecisionTreeClassifier(random_state=0))])
+                     ("tree", DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2, max_features=None,
+                                                     ccp_alpha=0.0, random_state=0))])
 
 
 def tree_grid(quick: bool = False) -> dict[str, list]:

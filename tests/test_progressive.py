@@ -22,6 +22,7 @@ from certa.learners import (
     knn_pipeline,
     tree_default_params,
     tree_grid,
+    tree_pipeline,
 )
 from certa.search.progressive import ProgressiveSearchCV
 from certa.strategies.progressive import (
@@ -404,6 +405,21 @@ def test_vote_weightings_and_grids():
     X = np.array([["a", "b"], ["a", "c"], ["d", "c"], ["d", "b"], ["a", "b"]])
     y = np.array([0, 0, 1, 1, 0])
     assert pipe.fit(X, y).predict(np.array([["a", "c"]])).tolist() == [0]
+
+
+def test_pipelines_are_built_with_the_learners_defaults_so_the_race_keeps_them():
+    # issue 24, item 1: tree_pipeline() had scikit-learn's Gini / min_samples_leaf=1, so baseline="auto"
+    # kept scikit-learn's setting instead of C4.5's
+    for make, default in ((tree_pipeline, tree_default_params), (knn_pipeline, knn_default_params)):
+        own = make().get_params()
+        assert {k: own[k] for k in default()} == default()
+    from certa.datasets import load_nl_lemma
+
+    X, y = load_nl_lemma(return_X_y=True)
+    keep = np.random.default_rng(0).permutation(len(y))[:1500]
+    search = ProgressiveSearchCV(tree_pipeline(), tree_grid(quick=True), schedule=[0.5, 1.0], random_state=0,
+                                 confirm_folds=None, refit=False, progress=False).fit(X[keep], y[keep])
+    assert search.vs_baseline_["baseline"] == tree_default_params()
 
 
 def test_subset_plan_recomputes_its_cache_key_for_new_labels():
