@@ -382,6 +382,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 if hard_timeout:
                     LocalProcessExecutor.cancel(e.future)  # not started: never start it
         the_store.release_all(owner)
+        if isinstance(store, (str, os.PathLike)):  # a store this run opened: closing it leaves one file
+            the_store.close()
         bar.close()
         if owned and hasattr(pool, "shutdown"):
             pool.shutdown(wait=False)

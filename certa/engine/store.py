@@ -1,6 +1,7 @@
 """Where finished evaluations live: an append-only store behind one narrow interface."""
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -11,13 +12,15 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from .draws import Draw, Outcome
+from .draws import DRAW_KINDS, Draw, Outcome
 from .payload import decode_payload, encode_payload
 
 #: Version of the on-disk layout. 1 (no ``format`` row): payloads were pickles; 2: payloads are
 #: ``.npz`` data read without pickle, the fingerprint is kept with its parts.
 STORE_FORMAT = 2
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: The statuses a recorded attempt can have (``Outcome.status``).
+STATUSES = ("ok", "failed", "timeout")
 
 
 @dataclass
@@ -207,8 +210,9 @@ class SQLiteStore(Store):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"store must be a file path or a Store, got {type(path).__name__}")
         self.path = os.fspath(path)
-        if os.path.isdir(self.path):
-            raise ValueError(f"store path {self.path!r} is a directory, expected a file")
+        if isinstance(self.path, bytes):
+            raise TypeError("store must be a str path (or a Store), got a bytes path")
+        _check_store_path(self.path)
         if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
             with open(self.path, "rb") as fh:
                 head = fh.read(len(_SQLITE_MAGIC))
@@ -226,6 +230,9 @@ class SQLiteStore(Store):
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
+            problem = _path_problem(self.path)
+            if problem:
+                raise ValueError(f"store {self.path!r} cannot be used: {problem}") from exc
             raise ValueError(f"store {self.path!r} is not a certa SQLite store: {exc}") from exc
 
     def _meta(self) -> dict[str, str]:
@@ -312,20 +319,7 @@ class SQLiteStore(Store):
                 f"FROM evaluations {where} ORDER BY seq", args).fetchall()
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"store {self.path!r} is damaged: its evaluations cannot be read ({exc})") from exc
-        out = []
-        for seq, draw, attempt, status, score, error, duration, details, payload in rows:
-            try:
-                outcome = Outcome(score=math.nan if score is None else float(score), status=str(status),
-                                  error=error, duration=float(duration or 0.0), attempt=int(attempt),
-                                  details=json.loads(details) if details else {},
-                                  payload=None if payload is None else decode_payload(payload))
-                stored = StoredOutcome(seq, Draw.from_json(draw), outcome)
-            except (ValueError, TypeError, KeyError) as exc:
-                raise ValueError(f"store {self.path!r} has a malformed row (seq {seq}): {exc}") from None
-            if not isinstance(stored.outcome.details, dict):
-                raise ValueError(f"store {self.path!r} has a malformed row (seq {seq}): details are not a JSON object")
-            out.append(stored)
-        return out
+        return [_parse_row(self.path, row) for row in rows]
 
     @classmethod
     def open_read_only(cls, path: str | os.PathLike) -> SQLiteStore:
@@ -341,8 +335,16 @@ class SQLiteStore(Store):
         self = cls.__new__(cls)
         self.path = path
         try:
-            self._conn = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True,
-                                         isolation_level=None, timeout=30)
+            # read-write when the file allows it, though nothing is written: a reader that is the
+            # last connection to close then checkpoints and removes the -wal and -shm files a
+            # read-only connection would leave beside the store
+            try:
+                self._conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=rw", uri=True, isolation_level=None,
+                                             timeout=30)
+                self._conn.execute("SELECT name FROM sqlite_master").fetchall()
+            except sqlite3.OperationalError:
+                self._conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=ro", uri=True, isolation_level=None,
+                                             timeout=30)
             tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"store {path!r} is not a certa SQLite store: {exc}") from exc
@@ -360,7 +362,126 @@ class SQLiteStore(Store):
         return dict(self._conn.execute("SELECT seq, recorded_at FROM evaluations").fetchall())
 
     def close(self) -> None:
+        """Close the connection; the last one to close folds the write-ahead log into the file.
+
+        SQLite does that itself when the last connection closes (and removes the ``-wal`` and
+        ``-shm`` files), so a finished store is one file a user can copy. A connection still
+        open in another process keeps them: the run is not finished.
+        """
         self._conn.close()
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(os.path.abspath(path))
+
+
+def _check_store_path(path: str) -> None:
+    """Refuse a path that would keep nothing, or that cannot become a file, saying why."""
+    if path.strip() == "" or path == ":memory:" or path.startswith("file:"):
+        raise ValueError(f"store must be the path of a file that keeps the run (e.g. 'run.sqlite'), got {path!r}: "
+                         "SQLite would make a private temporary database and nothing would be kept; "
+                         "give store=None for no store")
+    if os.path.isdir(path):
+        raise ValueError(f"store path {path!r} is a directory, expected a file")
+    problem = _path_problem(path)
+    if problem:
+        raise ValueError(f"store {path!r} cannot be used: {problem}")
+
+
+def _path_problem(path: str) -> str | None:
+    """What stops ``path`` from being opened as a writable store, in words, or None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.exists(folder):
+        return f"its directory {folder!r} does not exist (create it first)"
+    if not os.path.isdir(folder):
+        return f"{folder!r} is not a directory"
+    if os.path.exists(path):
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError as exc:
+            return f"the file cannot be opened for writing ({_why(exc)}); certa records every evaluation in its " \
+                   "store: copy it to a writable place, or read it with certa.load / certa show"
+        os.close(fd)
+        return None
+    try:  # create and remove a probe: os.access says yes to root on a read-only filesystem
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:  # created meanwhile by another process: SQLite will open it
+        return None
+    except OSError as exc:
+        return f"the file cannot be created in {folder!r} ({_why(exc)})"
+    os.close(fd)
+    os.unlink(path)
+    return None
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.EROFS:
+        return "read-only filesystem"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    return exc.strerror or str(exc)
+
+
+def _parse_row(path: str, row: tuple) -> StoredOutcome:
+    """One ``evaluations`` row as a StoredOutcome, every field checked: a malformed row names file and row."""
+    seq, draw, attempt, status, score, error, duration, details, payload = row
+
+    def bad(why: str) -> ValueError:
+        return ValueError(f"store {path!r} has a malformed row (seq {seq}): {why}")
+
+    try:
+        d = json.loads(draw) if isinstance(draw, str) else None
+        det = json.loads(details) if details else {}
+    except RecursionError:
+        raise bad("its JSON is nested too deeply to read") from None
+    except (ValueError, TypeError) as exc:
+        raise bad(f"invalid JSON ({exc})") from None
+    if not isinstance(d, dict):
+        raise bad("its draw is not a JSON object")
+    if not isinstance(det, dict):
+        raise bad("details are not a JSON object")
+    if set(d) != {"candidate", "kind", "index", "seed", "size"}:
+        raise bad(f"its draw has the keys {sorted(d)}, expected candidate, index, kind, seed, size")
+
+    def is_int(v: object) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if not is_int(d["candidate"]) or d["candidate"] < 0:
+        raise bad(f"draw candidate must be a non-negative int, got {d['candidate']!r}")
+    if d["kind"] not in DRAW_KINDS:
+        raise bad(f"draw kind must be one of {DRAW_KINDS}, got {d['kind']!r}")
+    if not isinstance(d["index"], list) or not all(is_int(i) and i >= 0 for i in d["index"]):
+        raise bad(f"draw index must be a list of non-negative ints, got {d['index']!r}")
+    if not is_int(d["seed"]) or not 0 <= d["seed"] < 2**32:
+        raise bad(f"draw seed must be an int in [0, 2**32), got {d['seed']!r}")
+    if d["size"] is not None and (not is_int(d["size"]) or d["size"] < 1):
+        raise bad(f"draw size must be None or a positive int, got {d['size']!r}")
+    if not is_int(attempt) or attempt < 1:
+        raise bad(f"attempt must be a positive int, got {attempt!r}")
+    if status not in STATUSES:
+        raise bad(f"status must be one of {STATUSES}, got {status!r}")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+        raise bad(f"score must be a number or NULL, got {score!r}")
+    if status == "ok" and (score is None or not math.isfinite(score)):
+        raise bad(f"an 'ok' attempt must have a finite score, got {score!r}")
+    if error is not None and not isinstance(error, str):
+        raise bad(f"error must be text or NULL, got {error!r}")
+    if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))):
+        raise bad(f"duration must be a number or NULL, got {duration!r}")
+    if payload is not None and not isinstance(payload, bytes):
+        raise bad(f"payload must be a blob or NULL, got {type(payload).__name__}")
+    try:
+        outcome = Outcome(score=math.nan if score is None else float(score), status=status, error=error,
+                          duration=float(duration or 0.0), attempt=attempt, details=det,
+                          payload=None if payload is None else decode_payload(payload))
+        the_draw = Draw(d["candidate"], d["kind"], tuple(d["index"]), d["seed"], d["size"])
+    except RecursionError:
+        raise bad("its payload is nested too deeply to read") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise bad(str(exc)) from None
+    return StoredOutcome(seq, the_draw, outcome)
 
 
 _PART_NAMES = {"strategy": "strategy", "candidates": "candidates", "seed": "seed", "data": "data",
