@@ -24,8 +24,19 @@ What is hashed, by kind:
 * bound methods: the function and the object; ``functools.partial``: function, args, keywords;
 * scikit-learn estimators (anything with ``get_params``): the class and ``get_params(deep=False)``,
   recursively (nested estimators, arrays);
-* classes and builtins: their qualified name;
-* other objects: the class and their ``__dict__`` (``__slots__`` values), recursively.
+* classes: those of the standard library, installed packages and certa by qualified name; the
+  user's own classes (a callable-class scorer, a subclass of ``LogisticRegression``) also by
+  their code: every function defined in the class body (methods, static and class methods,
+  property accessors) hashed as functions are, class attributes (constants and containers by
+  value, other objects by type), and their bases the same way (so a user base class counts,
+  an installed one by name);
+* builtins: their qualified name;
+* other objects: the class (as above) and their ``__dict__`` (``__slots__`` values), recursively.
+
+Not covered: the state of mutable globals (a dict a function reads is hashed by its type only,
+since it may change while the run goes on), code reached only through an object's attributes
+that are not functions or classes (a callable stored in a mutable global), and the code of
+installed packages (identified by name: upgrading scikit-learn does not change a fingerprint).
 """
 from __future__ import annotations
 
@@ -84,7 +95,7 @@ def token(obj: Any, _seen: frozenset = frozenset()) -> Any:
     if isinstance(obj, types.ModuleType):
         return ("module", obj.__name__)
     if isinstance(obj, type):
-        return ("class", _qualname(obj))
+        return _class_token(obj, seen)
     if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType)) or type(obj).__name__ in (
             "method_descriptor", "wrapper_descriptor", "ufunc", "method-wrapper"):
         self_ = getattr(obj, "__self__", None)
@@ -96,12 +107,12 @@ def token(obj: Any, _seen: frozenset = frozenset()) -> Any:
         except Exception:  # noqa: BLE001 - not a real estimator: fall through to its attributes
             params = None
         if params is not None:
-            return ("estimator", _qualname(type(obj)), token(params, seen))
+            return ("estimator", _class_token(type(obj), seen), token(params, seen))
     if len(seen) > _MAX_DEPTH:  # a deep object graph (e.g. a model held in a closure): its type only
         return ("deep", _qualname(type(obj)))
     state = _object_state(obj)
     if state is not None:
-        return ("object", _qualname(type(obj)), token(state, seen))
+        return ("object", _class_token(type(obj), seen), token(state, seen))
     try:
         return ("opaque", _qualname(type(obj)), joblib_hash(obj))
     except Exception:  # noqa: BLE001 - unpicklable (a lock, a handle): identified by its type
@@ -166,6 +177,40 @@ def _function_token(fn: types.FunctionType, seen: frozenset) -> tuple:
             referenced.append((name, _global_token(globs[name], seen)))
     return ("function", fn.__name__, _code_token(fn.__code__, seen), token(fn.__defaults__, seen),
             token(fn.__kwdefaults__, seen), closure, tuple(referenced))
+
+
+# Entries of a class body that do not change behaviour, or that differ between processes or lines.
+_CLASS_NOISE = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "__firstlineno__",
+                          "__static_attributes__", "__annotations__", "__orig_bases__", "__parameters__",
+                          "_abc_impl", "__abstractmethods__"})
+
+
+def _class_token(cls: type, seen: frozenset) -> tuple:
+    """A class by name if it is a library's, else by its code: body functions, attributes, bases."""
+    if _is_library(cls):
+        return ("class", _qualname(cls))
+    seen = seen | {id(cls)}  # a method that refers to its own class meets token()'s cycle check
+    body = []
+    for name, value in vars(cls).items():
+        if name in _CLASS_NOISE:
+            continue
+        body.append((name, _attribute_token(value, seen)))
+    bases = tuple(_class_token(b, seen) for b in cls.__bases__)
+    return ("user-class", _qualname(cls), bases, _sorted_tokens(body))
+
+
+def _attribute_token(value: Any, seen: frozenset) -> Any:
+    """One entry of a user class body: code by content, constants and containers by value, other objects by type."""
+    if isinstance(value, (staticmethod, classmethod)):
+        return (type(value).__name__, _attribute_token(value.__func__, seen))
+    if isinstance(value, property):
+        return ("property", tuple(_attribute_token(f, seen) for f in (value.fget, value.fset, value.fdel)))
+    if isinstance(value, functools.cached_property):
+        return ("cached_property", _attribute_token(value.func, seen))
+    if value is None or isinstance(value, (_PRIMITIVE, np.generic, np.ndarray, list, tuple, dict, set, frozenset,
+                                           types.FunctionType, type, functools.partial, types.ModuleType)):
+        return token(value, seen)
+    return ("attribute", _qualname(type(value)))
 
 
 def _global_token(value: Any, seen: frozenset) -> Any:
