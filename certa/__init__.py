@@ -1,6 +1,7 @@
 """certa: pick the best model or hyperparameter setting reliably, cheaply and with a stated confidence."""
 from .comparison import comparison_table
 from .engine import (
+                     Callback,
                      Candidate,
                      Draw,
                      EstimatorEvaluator,
@@ -45,6 +46,7 @@ __version__ = "0.1.0"
 __all__ = [
                      "BanditSearchCV",
                      "BatchThompson",
+                     "Callback",
                      "Candidate",
                      "Draw",
                      "EqualAllocation",

@@ -169,8 +169,9 @@ def summarize(selection: Selection) -> dict[str, Any]:
                         "interval": r["interval"], "estimate": _finite(r["estimate"]),
                         **({"p_best": _finite(r["p_best"])} if "p_best" in r else {})}
                        for i, r in table.iterrows()],
-        "failures": [{"name": r["name"], "key": r["key"], "attempt": int(r["attempt"]), "status": r["status"],
-                      "error": r["error"]} for _, r in fail.iterrows()],
+        "failures": [{"name": r["name"], "key": r["key"],
+                      "attempt": int(r["attempt"] if "attempt" in r else r["attempts"]),  # run() has no attempts
+                      "status": r["status"], "error": r["error"]} for _, r in fail.iterrows()],
     }
     res = selection.result
     if selection.method == "bandit":

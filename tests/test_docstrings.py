@@ -6,7 +6,7 @@ import pytest
 
 MODULES = ["certa.engine.candidates", "certa.stability", "certa.search.jkfold", "certa.search.bandit",
            "certa.nested", "certa.simulate", "certa.strategies.progressive", "certa.search.progressive",
-           "certa.loading"]
+           "certa.loading", "certa.engine.callbacks"]
 
 
 @pytest.mark.parametrize("name", MODULES)

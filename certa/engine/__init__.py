@@ -1,4 +1,5 @@
 """certa's engine: candidates, draws, strategies (ask/tell), evaluators, executors, store, runner."""
+from .callbacks import Callback, Evaluation, RunView
 from .candidates import Candidate, as_candidates, candidates_from_grid, named_candidates
 from .draws import Draw, Outcome, derive_seed
 from .evaluators import EstimatorEvaluator, Evaluator, FunctionEvaluator
@@ -10,11 +11,13 @@ from .store import MemoryStore, SQLiteStore, Store
 from .strategy import Strategy
 
 __all__ = [
+           "Callback",
            "Candidate",
            "ClusterLostError",
            "DaskExecutor",
            "Draw",
            "EstimatorEvaluator",
+           "Evaluation",
            "Evaluator",
            "FunctionEvaluator",
            "InlineExecutor",
@@ -25,6 +28,7 @@ __all__ = [
            "RandomSplitPlan",
            "RayExecutor",
            "RunInterrupted",
+           "RunView",
            "SQLiteStore",
            "Selection",
            "SplitsPlan",

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from joblib import hash as joblib_hash
 
+from .callbacks import Evaluation, RunView, check_callbacks
 from .candidates import Candidate, as_candidates, jsonable_params
 from .draws import Draw, Outcome
 from .evaluators import MISSING_EVALUATOR, Evaluator, execute, execute_shipped
@@ -33,6 +34,7 @@ class _Entry:
     attempt: int = 1
     future: Future | None = None
     outcome: Outcome | None = None
+    reused: bool = False
 
 
 def resolve_seed(random_state: int | np.integer | None) -> int:
@@ -113,7 +115,8 @@ class RunInterrupted(KeyboardInterrupt):
 def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_state: int | None = 0,
         n_jobs: int | None = 1, executor: Any = None, store: Store | str | os.PathLike | None = None,
         retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
-        max_in_flight: int | None = None, max_failures: int | None = MAX_FAILURES) -> Selection:
+        max_in_flight: int | None = None, max_failures: int | None = MAX_FAILURES,
+        callbacks: Any = None) -> Selection:
     """Run a selection: the one loop every certa method goes through.
 
     Parameters
@@ -158,6 +161,12 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         decides what failures mean, as the scikit-learn-compatible ``JKFoldSearchCV``
         does with scikit-learn's own "All the N fits failed" (an adaptive strategy still
         ends at its ``max_evals``).
+    callbacks : Callback, function or list of them, optional
+        Told about the run in this process (:mod:`certa.engine.callbacks`): at the start,
+        after each evaluation is recorded in the store and told to the strategy (in the
+        order told, so the same sequence whatever the workers), and at the end. Evaluations
+        reused from the store on resume are passed too, flagged ``reused=True``. They only
+        read: the run evaluates and decides the same with or without them.
 
     Returns
     -------
@@ -189,6 +198,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         raise ValueError(f"max_failures must be a positive int or None, got {max_failures!r}")
     cands = as_candidates(candidates)
     seed = resolve_seed(random_state)
+    hooks = check_callbacks(callbacks)
     evaluator.check_candidates(cands)  # bad grid keys or data: refused before any evaluation
     the_store = as_store(store)
     private = store is None  # a MemoryStore of this run only
@@ -224,6 +234,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         pool.preload(ship.token, ship.blob)
         ship.eager = 0
     strategy.start(len(cands), seed)
+    view = RunView(strategy, cands, seed, getattr(the_store, "path", None))
     owner = Owner.current()
     queue: deque[_Entry] = deque()
     asked: set[str] = set()
@@ -256,7 +267,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         done = final_of(attempts)
         if done is not None:  # finished by another process since we loaded the store
             the_store.release(key, owner)
-            entry.outcome, entry.attempt = done, len(attempts)
+            entry.outcome, entry.attempt, entry.reused = done, len(attempts), True
             n_reused += 1
             return
         entry.attempt = len(attempts) + 1
@@ -269,7 +280,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
             attempts = the_store.attempts(e.draw.key)
             done = final_of(attempts)
             if done is not None:
-                e.outcome, e.attempt = done, len(attempts)
+                e.outcome, e.attempt, e.reused = done, len(attempts), True
                 n_reused += 1
                 del waiting[k]
             elif the_store.claim(e.draw.key, owner):  # its owner died: take the draw over
@@ -322,6 +333,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
 
     bar = _Progress(progress, getattr(strategy, "total_draws", None))
     try:
+        for hook in hooks:
+            hook.on_run_start(view)
         while True:
             while not strategy.finished and len(queue) < capacity and len(running) < max_running:
                 draw = strategy.ask()
@@ -334,7 +347,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 asked.add(draw.key)
                 entry = _Entry(draw, attempt=len(stored_attempts.get(draw.key, [])) + 1)
                 if draw.key in finished_before:
-                    entry.outcome = finished_before[draw.key]
+                    entry.outcome, entry.reused = finished_before[draw.key], True
                     n_reused += 1
                 elif draw.candidate in strategy.dropped:
                     n_skipped += 1
@@ -371,10 +384,22 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 continue
             told.append((head.draw, head.outcome, head.attempt if head.outcome is not None else 1))
             bar.advance(head.outcome)
+            if hooks:
+                view.n_evaluations, view.n_reused = len(told), view.n_reused + head.reused
+                evaluation = Evaluation(len(told) - 1, head.draw, head.outcome, cands[head.draw.candidate],
+                                        head.reused)
+                for hook in hooks:
+                    hook.on_evaluation(view, evaluation)
             after_tell(head.draw, head.outcome)
     except KeyboardInterrupt as exc:
-        raise RunInterrupted(_partial_selection(strategy, cands, told, seed, n_reused, max_failures),
-                             getattr(the_store, "path", None)) from exc
+        partial = _partial_selection(strategy, cands, told, seed, n_reused, max_failures)
+        for hook in hooks:
+            hook.on_run_end(view, partial)
+        raise RunInterrupted(partial, getattr(the_store, "path", None)) from exc
+    except BaseException as exc:
+        for hook in hooks:
+            hook.on_run_end(view, None, exc)
+        raise
     finally:
         for e in queue:
             if e.future is not None and not e.future.done():
@@ -387,17 +412,24 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         bar.close()
         if owned and hasattr(pool, "shutdown"):
             pool.shutdown(wait=False)
-    if told and n_ok == 0 and max_failures is not None:
-        draw, o, _ = told[0]
-        raise AllEvaluationsFailedError(
-            f"every candidate failed: all {len(told)} evaluations failed; the first, of candidate {cands[draw.candidate].name!r} "
-            f"(draw {draw.key}), with: {o.error}")
-    result = strategy.result()
-    if strategy.dropped:
-        result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
-    selection = Selection(candidates=cands, told=told, result=result, seed=seed,
-                          strategy=strategy.spec(), n_reused=n_reused)
-    selection._strategy_object, selection._max_failures = strategy, max_failures
+    try:
+        if told and n_ok == 0 and max_failures is not None:
+            draw, o, _ = told[0]
+            raise AllEvaluationsFailedError(
+                f"every candidate failed: all {len(told)} evaluations failed; the first, of candidate "
+                f"{cands[draw.candidate].name!r} (draw {draw.key}), with: {o.error}")
+        result = strategy.result()
+        if strategy.dropped:
+            result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
+        selection = Selection(candidates=cands, told=told, result=result, seed=seed,
+                              strategy=strategy.spec(), n_reused=n_reused)
+        selection._strategy_object, selection._max_failures = strategy, max_failures
+    except Exception as exc:
+        for hook in hooks:
+            hook.on_run_end(view, None, exc)
+        raise
+    for hook in hooks:
+        hook.on_run_end(view, selection)
     return selection
 
 

@@ -145,6 +145,9 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         sample is seeded with the run's root seed (``random_state_``).
     n_iter : int, default 10
         Number of settings sampled from ``param_distributions``.
+    callbacks : Callback, function or list of them, optional
+        Told about every evaluation as the run goes (e.g.
+        :class:`certa.integrations.mlflow.MLflowLogger`); see :func:`certa.run`.
 
     Notes
     -----
@@ -200,7 +203,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
                  n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
-                 param_distributions: Any = None, n_iter: int = 10) -> None:
+                 param_distributions: Any = None, n_iter: int = 10, callbacks: Any = None) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.candidates = candidates
@@ -224,6 +227,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         self.progress = progress
         self.param_distributions = param_distributions
         self.n_iter = n_iter
+        self.callbacks = callbacks
 
     def _candidates(self, root_seed: int = 0):
         if self.candidates is not None:
@@ -271,7 +275,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
                                        fit_params=fit_params)
         sel = run(strategy, evaluator, cands, random_state=self.random_state_, n_jobs=self.n_jobs,
                   executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
-                  progress=self.progress)
+                  progress=self.progress, callbacks=self.callbacks)
         self.selection_ = sel
         check_fit_failures(sel)
         self.cv_results_ = _results_table(sel)
@@ -349,7 +353,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
                   max_evals: int | None = None, tolerance: float = 0.0, n_jobs: int | None = 1, executor: Any = None,
                   store: str | os.PathLike | None = None, random_state: int | None = None, retries: int = 0,
                   timeout: float | None = None, progress: bool | str = "auto",
-                  max_failures: int | None = MAX_FAILURES) -> Selection:
+                  max_failures: int | None = MAX_FAILURES, callbacks: Any = None) -> Selection:
     """Adaptive selection for any model (PyTorch, spaCy, ...), FIESTA style.
 
     ``evaluate(candidate, train, test, seed) -> float`` trains ``candidate`` on
@@ -360,6 +364,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     (train, test)`` if given, otherwise at random with ``test_size`` (``data``
     may be a tuple of arrays, split together). A candidate whose evaluations fail
     ``max_failures`` times in a row is dropped (``Selection.dropped``); see :func:`certa.run`.
+    ``callbacks`` are told about every evaluation as the run goes (see :func:`certa.run`).
 
     ``tolerance`` (fixed confidence): stop once the choice is within ``tolerance`` of the
     best with the stated confidence. ``stopping`` and ``beta`` default to the delta-correct
@@ -419,7 +424,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
                           max_evals=max_evals, beta=beta, tolerance=tolerance)
     evaluator = _UserFunctionEvaluator(evaluate, data, split, test_size, named)
     return run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
-               retries=retries, timeout=timeout, progress=progress, max_failures=max_failures)
+               retries=retries, timeout=timeout, progress=progress, max_failures=max_failures, callbacks=callbacks)
 
 
 def belief_frame(selection: Selection) -> pd.DataFrame:

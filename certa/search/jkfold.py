@@ -67,6 +67,9 @@ _COMMON_PARAMS_DOC = """
         Seconds allowed per fit.
     progress : bool or "auto", default="auto"
         Show a progress bar; ``"auto"``: when standard error is a terminal.
+    callbacks : Callback, function or list of them, optional
+        Told about every evaluation as the run goes (e.g.
+        :class:`certa.integrations.mlflow.MLflowLogger`); see :func:`certa.run`.
 """
 
 _COMMON_ATTRS_DOC = """
@@ -153,7 +156,7 @@ class JKFoldSearchCV(EngineSearchCV):
                  error_score: Any = np.nan, return_train_score: bool = False,
                  store: str | os.PathLike | None = None, executor: Any = None,
                  retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
-                 cache_transformers: bool = False) -> None:
+                 cache_transformers: bool = False, callbacks: Any = None) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.n_splits = n_splits
@@ -173,6 +176,7 @@ class JKFoldSearchCV(EngineSearchCV):
         self.timeout = timeout
         self.progress = progress
         self.cache_transformers = cache_transformers
+        self.callbacks = callbacks
 
     def _candidate_params(self, root_seed: int) -> list[dict[str, Any]]:
         # scikit-learn's rules and messages; as in GridSearchCV, {} is one candidate: the estimator's defaults
@@ -220,7 +224,7 @@ class RandomizedJKFoldSearchCV(EngineSearchCV):
                  random_state: int | None = None, refit: Any = True, cv: Any = None, verbose: int = 0,
                  pre_dispatch: Any = "2*n_jobs", error_score: Any = np.nan, return_train_score: bool = False,
                  store: str | os.PathLike | None = None, executor: Any = None, retries: int = 0,
-                 timeout: float | None = None, progress: bool | str = "auto") -> None:
+                 timeout: float | None = None, progress: bool | str = "auto", callbacks: Any = None) -> None:
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.n_iter = n_iter
@@ -240,6 +244,7 @@ class RandomizedJKFoldSearchCV(EngineSearchCV):
         self.retries = retries
         self.timeout = timeout
         self.progress = progress
+        self.callbacks = callbacks
 
     cache_transformers = False
 

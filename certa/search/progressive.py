@@ -95,7 +95,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     eval_fraction : float or None, default=0.2
         Evaluation-set size as a fraction of the round's training size
         (``None``: the whole evaluation part every round).
-    scoring, n_jobs, random_state, refit, store, executor, retries, timeout, progress, cache_transformers
+    scoring, n_jobs, random_state, refit, store, executor, retries, timeout, progress, cache_transformers, callbacks
         As for :class:`~certa.JKFoldSearchCV`; ``refit`` refits on all of ``X``.
         ``cache_transformers=True`` fits a pipeline's steps before the last
         once per round (per worker and per setting of those steps) instead of
@@ -175,7 +175,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
                  eval_fraction: float | None = 0.2, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None,
-                 progress: bool | str = "auto", cache_transformers: bool = False) -> None:
+                 progress: bool | str = "auto", cache_transformers: bool = False, callbacks: Any = None) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.schedule = schedule
@@ -199,6 +199,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.timeout = timeout
         self.progress = progress
         self.cache_transformers = cache_transformers
+        self.callbacks = callbacks
 
     def fit(self, X: Any, y: Any = None, **fit_params: Any) -> ProgressiveSearchCV:
         """Run the rounds, choose, and refit the choice on all data.
@@ -242,7 +243,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.scorer_ = check_scoring(self.estimator, scoring=self.scoring)
         selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
                         executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
-                        progress=self.progress)
+                        progress=self.progress, callbacks=self.callbacks)
         self.selection_ = selection
         check_fit_failures(selection)
         res = selection.result
