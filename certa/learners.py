@@ -260,19 +260,32 @@ class ExponentialDecay:
 
 
 class StableKNeighborsClassifier(KNeighborsClassifier):
-    """Brute-force Euclidean k-NN whose equidistant neighbours are taken in training order.
+    """Brute-force Euclidean k-NN whose equidistant neighbours are taken in training order, whatever the threads.
 
     scikit-learn's parallel neighbour search breaks ties among equidistant neighbours in an
     order that depends on the number of OpenMP threads. With one-hot symbolic features ties
     are the rule, not the exception (a distance counts mismatching features), so the same
     fit scored different examples with 1 and 2 threads (``docs/progressive.md``). Here the
-    ``n_neighbors`` nearest are the first ``n_neighbors`` of a stable sort by distance: among
-    equidistant training instances the one with the lower training index wins, whatever the
-    threads. Neighbours are ranked by ``|y|^2 - 2 x.y`` (one matrix product per block of
-    queries, in the data's precision: float32 for :class:`SymbolicEncoder` output), which
-    for one-hot codes is bit-equal for equal mismatch patterns. Same parameters as
-    ``KNeighborsClassifier``; only the Euclidean metric (``metric="minkowski"`` with ``p=2``,
-    or ``"euclidean"``) is supported, always by brute force (``algorithm`` is ignored).
+    ``n_neighbors`` nearest are the first ``n_neighbors`` by (distance, training index).
+
+    Two stages, so that no float result of a multi-threaded library decides anything:
+
+    1. *Candidates*: ``|y|^2 - 2 x.y`` by one matrix product per block of queries (BLAS, in
+       the data's precision: float32 for :class:`SymbolicEncoder` output). Its rounding
+       depends on the BLAS kernel and thread count, but never by more than the standard
+       bound ``gamma_D (|y|^2 + 2 |x| |y|)`` (``gamma_D = D u / (1 - D u)``, ``D`` features,
+       ``u`` the unit roundoff; any summation order, with or without FMA). Every training
+       instance within four such bounds of the ``n_neighbors``-th smallest value is a
+       candidate: this set contains every true neighbour whatever the rounding.
+    2. *Decision*: for the candidates only, the squared distance is recomputed in float64
+       by numpy, without BLAS or threads: the per-feature squared differences are sorted
+       and summed in that order, so instances whose squared differences are the same
+       multiset (for one-hot codes: the same weighted mismatches, in whatever features)
+       get bit-equal distances. The candidates are stably sorted by (distance, index).
+
+    Same parameters as ``KNeighborsClassifier``; only the Euclidean metric
+    (``metric="minkowski"`` with ``p=2``, or ``"euclidean"``) is supported, always by brute
+    force (``algorithm`` is ignored).
 
     Examples
     --------
@@ -282,6 +295,7 @@ class StableKNeighborsClassifier(KNeighborsClassifier):
     """
 
     _BLOCK_ROWS = 256   # queries per distance block (a block x n_train matrix in memory)
+    _PAIR_ELEMENTS = 1 << 21   # float64 elements per chunk of the exact recomputation
 
     def fit(self, X: Any, y: Any) -> StableKNeighborsClassifier:
         if not ((self.metric == "minkowski" and self.p == 2) or self.metric == "euclidean") or self.metric_params:
@@ -294,7 +308,52 @@ class StableKNeighborsClassifier(KNeighborsClassifier):
         self._dtype = np.float32 if train.dtype == np.float32 else np.float64
         self._train_t = np.ascontiguousarray(train.T, dtype=self._dtype)
         self._train_sq = np.einsum("ij,ij->j", self._train_t, self._train_t)
+        self._train64 = np.ascontiguousarray(train, dtype=np.float64)
+        self._train_nz = _padded_nonzeros(self._train64)
+        norms = np.sqrt(np.einsum("ij,ij->i", self._train64, self._train64))
+        self._train_norm_max = float(norms.max()) if len(norms) else 0.0
         return self
+
+    def _approx_h(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``|y|^2 - 2 x.y`` for a block of queries by BLAS, and a bound on its rounding error per query."""
+        h = q @ self._train_t
+        h *= -2.0
+        h += self._train_sq
+        d = self._train_t.shape[0] + 3              # D products and sums, the scaling and the final sum
+        u = float(np.finfo(self._dtype).eps) / 2
+        gamma = d * u / (1 - d * u)
+        qn = np.sqrt(np.einsum("ij,ij->i", q, q, dtype=np.float64))
+        bound = gamma * (self._train_norm_max ** 2 + 2 * qn * self._train_norm_max)
+        return h, bound
+
+    def _exact_sq(self, q64: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Squared distances of (query row, training column) pairs: per-feature terms summed in sorted order.
+
+        Zero terms do not change a sum, so for sparse data (one-hot codes) only the features
+        where the query or the training instance is nonzero are summed: the same result as
+        sorting and summing all ``D`` terms, bit for bit.
+        """
+        out = np.empty(len(rows))
+        q_cols, q_vals = _padded_nonzeros(q64)
+        t_cols, t_vals = self._train_nz
+        sparse = q_cols.shape[1] + t_cols.shape[1] < q64.shape[1]
+        width = q_cols.shape[1] + t_cols.shape[1] if sparse else q64.shape[1]
+        step = max(1, self._PAIR_ELEMENTS // max(1, width))
+        for lo in range(0, len(rows), step):
+            r, c = rows[lo:lo + step], cols[lo:lo + step]
+            if sparse:
+                qv, tc, tv = q_vals[r], t_cols[c], t_vals[c]
+                # where the query is nonzero: (x_f - y_f)^2; where only the training instance is: y_f^2
+                on_q = qv - self._train64[c[:, None], q_cols[r]]
+                only_t = np.where(q64[r[:, None], tc] == 0, tv, 0.0)
+                terms = np.concatenate([np.where(qv != 0, on_q, 0.0), only_t], axis=1)
+            else:
+                terms = q64[r] - self._train64[c]
+            terms *= terms
+            terms.sort(axis=1)
+            # cumulative sum: strictly left to right, so equal sorted rows give bit-equal sums
+            out[lo:lo + step] = np.cumsum(terms, axis=1)[:, -1] if terms.shape[1] else 0.0
+        return out
 
     def kneighbors(self, X: Any = None, n_neighbors: int | None = None,
                    return_distance: bool = True) -> Any:
@@ -310,15 +369,20 @@ class StableKNeighborsClassifier(KNeighborsClassifier):
         dist = np.empty((Q.shape[0], k))
         for lo in range(0, Q.shape[0], self._BLOCK_ROWS):
             q = Q[lo:lo + self._BLOCK_ROWS]
-            h = q @ self._train_t               # |x|^2 + h is the squared distance
-            h *= -2.0
-            h += self._train_sq
+            h, bound = self._approx_h(q)
+            rows_self = np.arange(q.shape[0])
             if exclude_self:
-                h[np.arange(q.shape[0]), np.arange(lo, lo + q.shape[0])] = np.inf
-            cols, vals = _stable_k_smallest(h, k)
-            ind[lo:lo + len(q)] = cols
-            dist[lo:lo + len(q)] = vals + np.einsum("ij,ij->i", q, q, dtype=np.float64)[:, None]
-        np.maximum(dist, 0.0, out=dist)
+                h[rows_self, np.arange(lo, lo + q.shape[0])] = np.inf
+            kth = np.partition(h, k - 1, axis=1)[:, k - 1]
+            # within 2 bounds of the k-th value: every true neighbour; 4: room for the float64 recomputation
+            rows, cols = np.nonzero(h <= (kth + 4 * bound)[:, None])
+            exact = self._exact_sq(np.asarray(q, dtype=np.float64), rows, cols)
+            order = np.lexsort((cols, exact, rows))
+            rows, cols, exact = rows[order], cols[order], exact[order]
+            starts = np.searchsorted(rows, rows_self)
+            take = (starts[:, None] + np.arange(k)[None, :]).ravel()
+            ind[lo:lo + len(q)] = cols[take].reshape(-1, k)
+            dist[lo:lo + len(q)] = exact[take].reshape(-1, k)
         return (np.sqrt(dist), ind) if return_distance else ind
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -332,16 +396,12 @@ class StableKNeighborsClassifier(KNeighborsClassifier):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
-def _stable_k_smallest(d2: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the column indices of the ``k`` smallest values, ties by lower column, and the values."""
-    kth = np.partition(d2, k - 1, axis=1)[:, k - 1:k]
-    rows, cols = np.nonzero(d2 <= kth)            # row-major: columns ascending within a row
-    vals = d2[rows, cols]
-    order = np.lexsort((cols, vals, rows))
-    rows, cols, vals = rows[order], cols[order], vals[order]
-    starts = np.searchsorted(rows, np.arange(d2.shape[0]))
-    take = (starts[:, None] + np.arange(k)[None, :]).ravel()
-    return cols[take].reshape(-1, k), vals[take].reshape(-1, k)
+def _padded_nonzeros(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the columns of its nonzero entries (ascending), padded with zero columns, and their values."""
+    nz = M != 0
+    m = int(nz.sum(axis=1).max()) if M.size else 0
+    cols = np.argsort(~nz, axis=1, kind="stable")[:, :m]
+    return cols, np.take_along_axis(M, cols, axis=1)
 
 
 def _vote_weights(dist: np.ndarray, weights: Any) -> np.ndarray:

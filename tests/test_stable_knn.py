@@ -85,6 +85,44 @@ def test_lemma_predictions_do_not_depend_on_the_thread_count():
                 np.testing.assert_array_equal(got[1][1], expected)
 
 
+def test_exactly_equidistant_instances_go_in_training_order_whatever_the_float_order():
+    # (a, b, c) and (c, b, a) are exactly equidistant from any (t, t, t); summed in feature order
+    # their float squared distances differ in about 1 in 9 draws, and the earlier version (|y|^2 - 2 x.y
+    # by BLAS) then took the later row first (issue 24, item 2: the cause of the thread dependence)
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        v = rng.normal(size=3)
+        X = np.array([v + 7.0, v, v[::-1], v - 7.0])
+        knn = StableKNeighborsClassifier(n_neighbors=2).fit(X, [0, 1, 2, 3])
+        dist, ind = knn.kneighbors(np.full((1, 3), rng.normal()))
+        assert ind.tolist() == [[1, 2]]
+        assert dist[0, 0] == dist[0, 1]
+
+
+def test_neighbours_do_not_depend_on_how_the_matrix_product_rounds(monkeypatch):
+    # the BLAS product only proposes candidates; any rounding within the standard error bound (any kernel,
+    # thread count or summation order) must give the same neighbours and bit-equal distances
+    X, y = load_nl_lemma(return_X_y=True)
+    order = np.random.default_rng(1).permutation(len(y))
+    tr, te = order[:2000], order[2000:2400]
+    enc = SymbolicEncoder("onehot", "gr").fit(X[tr], y[tr])
+    A, B = enc.transform(X[tr]), enc.transform(X[te])
+    knns = [StableKNeighborsClassifier(n_neighbors=k).fit(A, y[tr]) for k in (1, 9, 35)]
+    plain = [knn.kneighbors(B) for knn in knns]
+    approx = StableKNeighborsClassifier._approx_h
+    rng = np.random.default_rng(0)
+
+    def rounded_otherwise(self, q):
+        h, bound = approx(self, q)
+        return h + rng.uniform(-1, 1, size=h.shape) * bound[:, None], bound
+
+    monkeypatch.setattr(StableKNeighborsClassifier, "_approx_h", rounded_otherwise)
+    for knn, (d0, i0) in zip(knns, plain):
+        d1, i1 = knn.kneighbors(B)
+        np.testing.assert_array_equal(i1, i0)
+        np.testing.assert_array_equal(d1, d0)
+
+
 def test_knn_pipeline_uses_it_and_rejects_what_it_cannot_do():
     pipe = clone(knn_pipeline())
     assert isinstance(pipe[-1], StableKNeighborsClassifier)
