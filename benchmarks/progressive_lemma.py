@@ -6,6 +6,7 @@ forms (8 letter features; class = suffix transformation, ~1,900 classes):
 - ``bundled``: the first of a fixed shuffle (``numpy.random.default_rng(seed).permutation``)
   of certa's ``load_nl_lemma`` (70,000 forms), as in every earlier run;
 - ``lookup3`` (development draw for the constants of issue 14's rerun): the ``n`` forms after ``lookup2``;
+  ``lookup4``, ``lookup5``, ...: the next slices of ``n`` (issue 24's draws for the survival-rule choice);
 - ``lookup2``: a second draw from the same lookup table (``/work/shared/data/nl-lemma-lookup.tsv.gz``,
   or ``--lookup``), disjoint from the bundled 70,000: ``scripts/build_datasets.py`` filters the
   table to its 205,650 eligible pairs and orders them at random (seeded); the bundled set is the
@@ -96,7 +97,7 @@ def load_draw(name: str, n: int, seed: int, lookup_dir: Path) -> tuple[np.ndarra
         X, y = load_nl_lemma(return_X_y=True)
         keep = np.random.default_rng(seed).permutation(len(y))[:n]
         return X[keep], y[keep]
-    if name in ("lookup2", "lookup3"):
+    if name.startswith("lookup") and name[6:].isdigit() and int(name[6:]) >= 2:
         spec = importlib.util.spec_from_file_location("build_datasets", ROOT / "scripts" / "build_datasets.py")
         bd = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(bd)
@@ -110,14 +111,14 @@ def load_draw(name: str, n: int, seed: int, lookup_dir: Path) -> tuple[np.ndarra
         if len(rest) < n:
             raise ValueError(f"only {len(rest)} forms outside the bundled set, asked for {n}")
         # lookup2: the first n forms after the bundled 70,000; lookup3 (development draw for issue 14's
-        # constants): the n after those
-        start = 0 if name == "lookup2" else n
+        # constants): the n after those; lookupK: the (K-1)-th slice of n
+        start = (int(name[6:]) - 2) * n
         if len(rest) < start + n:
             raise ValueError(f"only {len(rest)} forms outside the bundled set, asked for {start + n}")
         take = rest[start:start + n]
         forms = np.array([r[0] for r in take], dtype=object)
         return _nl_features(forms), np.array([r[2] for r in take], dtype=object)
-    raise ValueError(f"unknown draw {name!r}; expected 'bundled', 'lookup2' or 'lookup3'")
+    raise ValueError(f"unknown draw {name!r}; expected 'bundled' or 'lookupK' (K >= 2)")
 
 
 def _cap_arg(text: str):
