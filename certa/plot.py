@@ -20,6 +20,7 @@ Which figures fit which method:
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,14 @@ def _selection(selection: Any) -> Selection:
         selection = selection.selection_
     if not isinstance(selection, Selection):
         raise TypeError(f"selection must be a certa Selection or a fitted certa search, got {type(selection).__name__}")
-    return selection
+    from .engine.candidates import Candidate
+    from .summary import display_selection
+
+    shown = display_selection(selection)  # names from a store: truncated and escaped, as every output shows them
+    if any("$" in c.name for c in shown.candidates):  # matplotlib would read $...$ as mathtext
+        shown = copy.copy(shown)
+        shown.candidates = [Candidate(c.index, c.name.replace("$", r"\$"), c.params) for c in shown.candidates]
+    return shown
 
 
 def _axes(ax: Any, size: tuple[float, float] = (7, 4)):

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import plot
 from .engine.selection import Selection
-from .summary import summarize
+from .summary import display_selection, summarize
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 62em; color: #222; }
@@ -87,6 +87,7 @@ def build_report(selection: Selection, title: str | None = None) -> str:
     A figure that does not apply to this run (e.g. the belief of a fixed-budget
     bandit run) is left out with a note saying why.
     """
+    selection = display_selection(selection)  # names and errors from a store are shown truncated and escaped
     summary = summarize(selection)
     title = title or f"certa report: {summary.get('store') or 'selection'}"
     spec = dict(summary["strategy"])

@@ -1,14 +1,82 @@
 """What ``certa show`` prints and ``certa report`` shows: a run's summary as plain data."""
 from __future__ import annotations
 
+import copy
 import datetime
 import math
+import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .engine.selection import Selection
+
+# C0 and C1 control characters, DEL, and the invisible or reordering marks (zero width, bidi
+# overrides) a store could use to hide or rearrange what a terminal shows
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+#: Longest name, and longest error, any output shows (the rest is counted, not printed).
+NAME_LIMIT, ERROR_LIMIT = 120, 300
+
+
+def display_text(value: Any, limit: int = NAME_LIMIT) -> str:
+    """``value`` as text safe to print: at most ``limit`` characters, control characters escaped.
+
+    A store may come from anyone: a candidate name of 10 MB or holding terminal escape
+    sequences (``"\\x1b[31m"``) must neither hang an output nor reach the terminal raw.
+    Every output of a run (``certa show``, ``certa report``, the plots, the CLI) shows names
+    and errors through this function (via :func:`display_selection`).
+
+    Examples
+    --------
+    >>> display_text("C=1\x1b[31m")
+    'C=1\\x1b[31m'
+    >>> display_text("x" * 1000, limit=5)
+    'xxxxx… (1,000 characters)'
+    """
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > limit:
+        text = f"{text[:limit]}… ({len(text):,} characters)"
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _display_value(value: Any) -> Any:
+    """Parameter values for display: strings through :func:`display_text`, containers recursively."""
+    if isinstance(value, str):
+        return display_text(value)
+    if isinstance(value, dict):
+        return {display_text(k): _display_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_display_value(v) for v in value[:50]] + ([f"… ({len(value):,} items)"] if len(value) > 50 else [])
+    return value
+
+
+def display_selection(selection: Selection) -> Selection:
+    """A shallow copy of ``selection`` whose names, parameters and errors are safe to print (:func:`display_text`).
+
+    The scores, indices and decisions are the same objects; only what is shown changes.
+    """
+    if getattr(selection, "_display_safe", False):
+        return selection
+    from .engine.candidates import Candidate
+
+    shown = copy.copy(selection)
+    shown.candidates = [Candidate(c.index, display_text(c.name), _display_value(dict(c.params)))
+                        for c in selection.candidates]
+    for attr in ("evaluations", "attempts"):
+        frame = getattr(selection, attr, None)
+        if isinstance(frame, pd.DataFrame) and len(frame):
+            frame = frame.copy()
+            if "name" in frame:
+                frame["name"] = [display_text(v) for v in frame["name"]]
+            for col, limit in (("error", ERROR_LIMIT), ("key", NAME_LIMIT)):
+                if col in frame:
+                    frame[col] = [v if v is None or (isinstance(v, float) and math.isnan(v)) else display_text(v, limit)
+                                  for v in frame[col]]
+            setattr(shown, attr, frame)
+    shown.info = {k: display_text(v, 500) if isinstance(v, str) else v for k, v in selection.info.items()}
+    shown._display_safe = True
+    return shown
 
 
 def _finite(x: Any) -> float | None:
@@ -146,7 +214,8 @@ def _iso(t: float | None) -> str | None:
 
 
 def summarize(selection: Selection) -> dict[str, Any]:
-    """Everything ``certa show`` prints, as JSON-able data."""
+    """Everything ``certa show`` prints, as JSON-able data (names and errors through :func:`display_text`)."""
+    selection = display_selection(selection)
     info = selection.info
     table = ranked_table(selection)
     fail = selection.attempts if hasattr(selection, "attempts") else selection.evaluations
@@ -219,6 +288,7 @@ def _plain(value: Any) -> Any:
 def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     """Print a summary (from :func:`summarize`) on a rich console."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
@@ -226,7 +296,8 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     spec = dict(summary["strategy"])
     name = spec.pop("strategy", "?")
     settings = ", ".join(f"{k}={v}" for k, v in spec.items() if k not in ("sizes",))
-    console.print(f"[bold]{summary['store']}[/bold]: {summary['method']} run ({name}: {settings}), {state}")
+    console.print(f"[bold]{escape(str(summary['store']))}[/bold]: {summary['method']} run "
+                  f"({escape(str(name))}: {escape(settings)}), {state}")
     planned = f" of {summary['n_planned']} planned" if summary.get("n_planned") else ""
     t_eval, t_wall = summary.get("evaluation_seconds"), summary.get("wall_seconds")
     console.print(f"{summary['n_candidates']} candidates, {summary['n_evaluations']} evaluations{planned} "
@@ -247,7 +318,7 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
 
     for c in summary["candidates"]:
         iv = "-" if c["ci_low"] is None else f"[{c['ci_low']:.4f}, {c['ci_high']:.4f}]"
-        row = [str(c["rank"]), c["name"], str(c["n_evaluations"]), str(c["n_failed"]), fmt(c["mean"]), iv,
+        row = [str(c["rank"]), escape(c["name"]), str(c["n_evaluations"]), str(c["n_failed"]), fmt(c["mean"]), iv,
                fmt(c["estimate"])] + ([fmt(c.get("p_best"))] if has_p else [])
         table.add_row(*row)
     console.print(table)
@@ -255,12 +326,13 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     if intervals:
         console.print(f"interval of the mean: {', '.join(sorted(intervals))}", highlight=False)
     if summary["finished"]:
-        console.print(f"[bold green]Choice[/bold green]: {summary['choice']['name']}", highlight=False)
+        console.print(f"[bold green]Choice[/bold green]: {escape(summary['choice']['name'])}", highlight=False)
     elif "confidence" in summary.get("bandit", {}):
-        console.print(f"[bold yellow]Recommended so far[/bold yellow]: {summary['choice']['name']}", highlight=False)
+        console.print(f"[bold yellow]Recommended so far[/bold yellow]: {escape(summary['choice']['name'])}",
+                      highlight=False)
     else:
         leader = summary["candidates"][0]["name"] if summary["n_evaluations"] else "none yet"
-        console.print(f"[bold yellow]Leader so far[/bold yellow]: {leader}", highlight=False)
+        console.print(f"[bold yellow]Leader so far[/bold yellow]: {escape(leader)}", highlight=False)
     console.print(summary["statement"], highlight=False, markup=False)
     if "stability_text" in summary:
         console.print("[bold]How stable is this choice?[/bold]")
