@@ -7,6 +7,7 @@ deterministic across workers.
 """
 import json
 import sqlite3
+import warnings
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.svm import LinearSVC
 
 from certa.engine import Draw, FunctionEvaluator, run
-from certa.quantification import accuracy_bound, bounds_for_classifier, macro_f1_bound
+from certa.quantification import Theorem1Warning, accuracy_bound, bounds_for_classifier, macro_f1_bound
 from certa.search.quantification import (
     QuantificationBoundEvaluator,
     QuantificationBoundSearch,
@@ -60,7 +61,7 @@ class OnlyPredict(ClassifierMixin, BaseEstimator):
         return np.full(np.asarray(X).shape[0], self.classes_[0])
 
 
-def _direct(estimator, params, X, y, X_u, measure, quantifier="cc", bound="theorem1"):
+def _direct(estimator, params, X, y, X_u, measure, quantifier="cc", bound="certa"):
     clf = clone(estimator).set_params(**params).fit(X, y)
     return clf, bounds_for_classifier(clf, X_u, y, quantifier=quantifier, measure=measure, bound=bound)
 
@@ -99,6 +100,20 @@ def test_selection_matches_direct_bounds(data, measure, bound):
     assert search.refit_time_ == 0.0
     np.testing.assert_array_equal(search.best_estimator_.coef_, direct[expected][0].coef_)
     np.testing.assert_array_equal(search.predict(X_u), direct[expected][0].predict(X_u))
+
+
+def test_default_bound_is_certas_and_silent(data):
+    # issue 24, #13: certa's bounds are the default (they held in every simulated draw); no warning
+    X, y, X_u = data
+    est = LogisticRegression(max_iter=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        search = QuantificationBoundSearch(est, GRID).fit(X, y, X_u)
+    direct = [_direct(est, {"C": c}, X, y, X_u, "accuracy", bound="certa")[1] for c in GRID["C"]]
+    np.testing.assert_allclose(search.bounds_["value"], [b.value for b in direct], rtol=0, atol=1e-12)
+    assert {b.bound_type for b in direct} == {"certa"}
+    clf = clone(est).fit(X, y)
+    assert bounds_for_classifier(clf, X_u, y).bound_type == "certa"
 
 
 def test_both_measures_in_details_match_direct(data):
@@ -181,7 +196,9 @@ def test_clipping_at_one_creates_no_tie(data):
     # tiny training set: Theorem 1's accuracy term |Y| t exceeds 1, every guarantee is clipped
     # to exactly 1; the choice is the highest unclipped value (= the highest B_A for CC)
     X, y, X_u = data
-    search = QuantificationBoundSearch(LogisticRegression(max_iter=1000), GRID).fit(X[:40], y[:40], X_u)
+    with pytest.warns(Theorem1Warning, match="void"):
+        search = QuantificationBoundSearch(LogisticRegression(max_iter=1000), GRID, bound="theorem1").fit(
+            X[:40], y[:40], X_u)
     assert np.all(search.bounds_["bound"] == 1.0)
     values = search.bounds_["value"].to_numpy()
     assert np.all(values > 1.0)

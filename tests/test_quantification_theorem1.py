@@ -7,6 +7,7 @@ the code under test.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -14,7 +15,10 @@ from scipy.special import expit
 from sklearn.metrics import precision_recall_fscore_support
 
 from certa.quantification import (
+    Quantification,
+    Theorem1Warning,
     algorithm1_epsilon,
+    bound_from_quantification,
     bounds_for_classifier,
     choose_sigma,
     classify_and_count,
@@ -26,6 +30,7 @@ from certa.quantification import (
     theorem1_macro_precision_bound,
     theorem1_macro_recall_bound,
     theorem1_point_values,
+    theorem1_warnings,
 )
 
 TOL = 1e-12
@@ -113,7 +118,7 @@ def test_hand_worked_cc_every_bound_with_and_without_confidence_terms():
     # end to end from a classifier's predictions on S (Algorithm 1 steps 3, 4, 7, 8)
     clf, X = _stub([20, 20, 10])
     for m in MEASURES:
-        b = bounds_for_classifier(clf, X, TRAIN, quantifier="cc", measure=m, delta=DELTA)
+        b = bounds_for_classifier(clf, X, TRAIN, bound="theorem1", quantifier="cc", measure=m, delta=DELTA)
         assert b.bound_type == "theorem1" and b.epsilon == 0.0 and b.max_epsilon == 0.0
         assert b.point_value == pytest.approx(CC_POINT[m], abs=TOL), m
         assert b.value == pytest.approx(CC_BOUND[m], abs=TOL), m
@@ -121,7 +126,7 @@ def test_hand_worked_cc_every_bound_with_and_without_confidence_terms():
         assert b.confidence_term == pytest.approx(T, abs=TOL)
     # the accuracy bound exceeds 1 (9/10 + 3 t = 1.2035): the guarantee is 1, the value is kept
     assert CC_BOUND["accuracy"] > 1.0
-    assert bounds_for_classifier(clf, X, TRAIN, measure="accuracy").bound == 1.0
+    assert bounds_for_classifier(clf, X, TRAIN, bound="theorem1", measure="accuracy").bound == 1.0
 
 
 def test_hand_worked_pcc_epsilon_from_step5():
@@ -133,7 +138,7 @@ def test_hand_worked_pcc_epsilon_from_step5():
         assert LOW_LEVEL[m](P_HAT, PCC, N, DELTA, EPS) == pytest.approx(PCC_BOUND[m], abs=TOL), m
     clf, X = _stub([20, 20, 10], proba_row=PCC)
     for m in MEASURES:
-        b = bounds_for_classifier(clf, X, TRAIN, quantifier="pcc", measure=m, delta=DELTA)
+        b = bounds_for_classifier(clf, X, TRAIN, bound="theorem1", quantifier="pcc", measure=m, delta=DELTA)
         assert b.quantifier_used == "pcc" and b.epsilon == pytest.approx(EPS, abs=TOL)
         assert b.epsilon_raw == pytest.approx(EPS, abs=TOL) and b.max_epsilon == pytest.approx(0.05, abs=TOL)
         assert b.point_value == pytest.approx(PCC_POINT[m], abs=TOL), m
@@ -148,7 +153,7 @@ def test_hand_worked_negative_epsilon_falls_back_to_cc():
     np.testing.assert_array_equal(r["proportions"], fb_cc)
     clf, X = _stub([10, 0, 0], proba_row=fb_pcc)
     for m in MEASURES:
-        b = bounds_for_classifier(clf, X, TRAIN, quantifier="pcc", measure=m, delta=DELTA)
+        b = bounds_for_classifier(clf, X, TRAIN, bound="theorem1", quantifier="pcc", measure=m, delta=DELTA)
         assert b.quantifier == "pcc" and b.quantifier_used == "cc" and b.epsilon == 0.0
         assert b.point_value == pytest.approx(FB_POINT[m], abs=TOL), m
         added = 3 * T if m == "accuracy" else T
@@ -231,3 +236,40 @@ def test_theorem1_macro_bounds_fail_with_many_small_classes():
     assert rates["accuracy"] == 0.0
     for key in ("macro_precision", "macro_recall", "macro_f1"):
         assert rates[key] > 0.5, rates  # the theorem promises <= 0.1
+
+
+# ------------------------------------------------------------ warnings (issue 24, #13)
+def test_theorem1_warns_where_its_guarantee_cannot_hold_or_is_void():
+    # where the calibration above holds (3 classes, N = 150, delta = 0.1): nothing to say about the inputs
+    for m in MEASURES:
+        assert theorem1_warnings([0.5, 0.3, 0.2], 150, 0.1, m) == []
+    # 20 Zipf classes, N = 2000 (macro bounds exceeded in most draws above): the classes whose prior is at
+    # most t, counted here from the formula, are named; the accuracy term |Y| t = 0.73 < 1 is not void
+    p = 1.0 / np.arange(1, 21)
+    p /= p.sum()
+    t = math.sqrt((math.log(20) + math.log(10)) / 4000)
+    small = int(np.sum(p <= t))
+    assert 0 < small < 20
+    for m in ("macro_precision", "macro_recall", "macro_f1"):
+        (msg,) = theorem1_warnings(p, 2000, 0.1, m)
+        assert msg.startswith(f"{m}: {small} of 20 classes") and "cannot be trusted" in msg
+    assert theorem1_warnings(p, 2000, 0.1, "accuracy") == []
+    # 40 classes, N = 500: |Y| t = 40 sqrt((log 40 + log 20) / 1000) = 3.27 >= 1, void for every classifier
+    assert 40 * math.sqrt((math.log(40) + math.log(20)) / 1000) >= 1
+    (msg,) = theorem1_warnings(np.full(40, 1 / 40), 500, 0.05, "accuracy")
+    assert "void" in msg
+    # PCC's epsilon adds to t: eps = 0.45 makes every class of the three-class example "small"
+    assert theorem1_warnings([0.5, 0.3, 0.2], 150, 0.1, "macro_f1", epsilon=0.45)[0].startswith("macro_f1: 3 of 3")
+
+
+def test_bound_from_quantification_warns_for_theorem1_only():
+    # the hand-worked example's CC quantification: accuracy value 9/10 + 3 t = 1.2035 >= 1 (clipped: void)
+    quant = Quantification(np.array(["a", "b", "c"]), np.array(P_HAT), np.array(CC), np.array(CC), "cc", None, N, 50)
+    with pytest.warns(Theorem1Warning, match="clipped to 1"):
+        b = bound_from_quantification(quant, "accuracy", DELTA, bound="theorem1")
+    assert b.value == pytest.approx(CC_BOUND["accuracy"], abs=TOL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bound_from_quantification(quant, "macro_f1", DELTA, bound="theorem1")  # 3 t < 1, no class below t
+        for m in MEASURES:
+            assert bound_from_quantification(quant, m, DELTA).bound_type == "certa"  # the default, no warning

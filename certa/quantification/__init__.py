@@ -1,14 +1,15 @@
 """Quantification (CC, PCC) and quantification-based upper bounds for model selection.
 
-After Balikas et al., IDA 2015: ``bound="theorem1"`` is the paper's Theorem 1 and
-Algorithm 1 to the letter; ``bound="certa"`` is certa's own, proven and tighter set of
-bounds. See ``docs/quantification.md``.
+After Balikas et al., IDA 2015: ``bound="certa"`` (the default) is certa's own, proven and
+tighter set of bounds; ``bound="theorem1"`` is the paper's Theorem 1 and Algorithm 1 to the
+letter, for reproducing the paper (it warns where its guarantee cannot hold or is void). See ``docs/quantification.md``.
 """
 
 from .bounds import (
     BOUNDS,
     Quantification,
     QuantificationBound,
+    Theorem1Warning,
     accuracy_bound,
     algorithm1_epsilon,
     bound_from_quantification,
@@ -28,6 +29,7 @@ from .bounds import (
     theorem1_macro_precision_bound,
     theorem1_macro_recall_bound,
     theorem1_point_values,
+    theorem1_warnings,
     true_proportion_intervals,
 )
 from .quantifiers import (
@@ -42,6 +44,7 @@ __all__ = [
     "BOUNDS",
     "Quantification",
     "QuantificationBound",
+    "Theorem1Warning",
     "accuracy_bound",
     "algorithm1_epsilon",
     "bound_from_quantification",
@@ -66,5 +69,6 @@ __all__ = [
     "theorem1_macro_precision_bound",
     "theorem1_macro_recall_bound",
     "theorem1_point_values",
+    "theorem1_warnings",
     "true_proportion_intervals",
 ]

@@ -4,13 +4,14 @@ After Balikas, Partalas, Gaussier, Babbar, Amini, "Efficient Model Selection for
 Regularized Classification by Exploiting Unlabeled Data", IDA 2015 (LNCS 9385, 25-36),
 text in ``../shared/papers/balikas2015-quantification-bounds.txt``. Two families:
 
-``bound="theorem1"`` (the default everywhere): the paper's Theorem 1, inequalities (1)-(3),
-and Algorithm 1's epsilon (steps 3-6), to the letter: :func:`theorem1_confidence_term`,
+``bound="theorem1"`` (for reproducing the paper): the paper's Theorem 1, inequalities (1)-(3),
+and Algorithm 1's epsilon (steps 3-6), to the letter, with a :class:`Theorem1Warning` where its
+guarantee cannot hold or is void (:func:`theorem1_warnings`): :func:`theorem1_confidence_term`,
 :func:`theorem1_point_values`, :func:`theorem1_accuracy_bound`,
 :func:`theorem1_macro_precision_bound`, :func:`theorem1_macro_recall_bound`,
 :func:`theorem1_macro_f1_bound`, :func:`algorithm1_epsilon`, :func:`max_epsilon`.
 
-``bound="certa"``: certa's own bounds, written before the paper's text was available and
+``bound="certa"`` (the default everywhere since issue 24): certa's own bounds, written before the paper's text was available and
 proven from first principles (``docs/quantification.md``): the same deterministic caps with
 confidence terms that are proven for the realised labels of ``S`` and much tighter in
 accuracy (an L1 Hoeffding radius instead of ``|Y| (t + eps)``) -- :func:`accuracy_bound`,
@@ -34,6 +35,7 @@ classifier at once (no union bound over candidates is needed to select among the
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -51,6 +53,7 @@ __all__ = [
     "BOUNDS",
     "Quantification",
     "QuantificationBound",
+    "Theorem1Warning",
     "accuracy_bound",
     "algorithm1_epsilon",
     "bound_from_quantification",
@@ -70,6 +73,7 @@ __all__ = [
     "theorem1_macro_precision_bound",
     "theorem1_macro_recall_bound",
     "theorem1_point_values",
+    "theorem1_warnings",
     "true_proportion_intervals",
 ]
 
@@ -389,6 +393,54 @@ def theorem1_bounds(
     }
     return {"values": values, "point": point, "epsilon": float(eps), "epsilon_step5": float(eps5),
             "fell_back": bool(fell_back), "proportions": np.asarray(q, dtype=float), "t": t}
+
+
+class Theorem1Warning(UserWarning):
+    """Theorem 1's guarantee cannot hold or is void for these inputs (:func:`theorem1_warnings`)."""
+
+
+def theorem1_warnings(train_proportions, n_train: int, delta: float = 0.05, measure: Measure = "accuracy",
+                      epsilon: float = 0.0) -> list[str]:
+    """Why Theorem 1's bound of ``measure`` guarantees nothing here (empty list: no such reason found).
+
+    * **Accuracy, void:** inequality (1) adds ``|Y| (t + eps)``; when that is ``>= 1`` the
+      bound exceeds 1 for every classifier and its guarantee ``min(1, value)`` is 1.
+    * **Macro measures, cannot hold:** the proof's inequality (4) bounds each class's *count*
+      within ``|S| (t + eps)``; the macro terms divide counts by class sizes, so a class whose
+      training prior ``p_hat_y <= t + eps`` (count error at least its own size) gets no bound
+      from that step, while (2)-(3) add only ``t``. With such classes the macro bounds were
+      exceeded in 99-100 % of simulated draws even by a perfect classifier
+      (``docs/quantification.md``). No warning is not a proof that (2)-(3) hold.
+
+    Examples
+    --------
+    >>> theorem1_warnings([.5, .3, .2], 150, 0.1, "macro_f1")
+    []
+    >>> len(theorem1_warnings([.5, .3, .2], 150, 0.1, "accuracy"))  # 3 t = 0.32 < 1
+    0
+    >>> theorem1_warnings([.9] + [.01] * 10, 10_000, 0.05, "macro_f1")[0][:40]
+    'macro_f1: 10 of 11 classes have a traini'
+    """
+    if measure not in _MEASURES:
+        raise ValueError(f"measure: expected one of {_MEASURES}, got {measure!r}")
+    p = _check_proportions(train_proportions, "train_proportions")
+    eps = _check_theorem1_epsilon(epsilon)
+    t = theorem1_confidence_term(p.size, n_train, delta)
+    out = []
+    if measure == "accuracy":
+        term = p.size * (t + eps)
+        if term >= 1:
+            out.append(f"accuracy: Theorem 1's inequality (1) adds |Y| (t + eps) = {p.size} x {t + eps:.4g} = "
+                       f"{term:.3g} >= 1, so its guarantee is 1 (void) for every classifier; bound='certa' adds "
+                       "an L1 radius instead")
+    else:
+        small = int(np.sum(p <= t + eps))
+        if small:
+            out.append(f"{measure}: {small} of {p.size} classes have a training prior <= t + eps = {t + eps:.4g}: "
+                       "the count error of the proof's inequality (4) is at least their size, so Theorem 1's "
+                       "macro bounds (2)-(3), which add only t, cannot be trusted (exceeded in 99-100 % of simulated "
+                       "draws with many small classes, docs/quantification.md); bound='certa' holds there")
+    return out
 
 
 # --------------------------------------------------------------------- confidence terms
@@ -850,15 +902,18 @@ def bound_from_quantification(
     quant: Quantification,
     measure: Measure = "accuracy",
     delta: float = 0.05,
-    bound: Literal["theorem1", "certa"] = "theorem1",
+    bound: Literal["theorem1", "certa"] = "certa",
 ) -> QuantificationBound:
-    """Algorithm 1 steps 4-8 (``bound="theorem1"``) or certa's bound for one measure.
+    """certa's bound (default) or Algorithm 1 steps 4-8 (``bound="theorem1"``) for one measure.
+
+    ``bound="theorem1"`` warns (:class:`Theorem1Warning`) when its guarantee cannot hold or
+    is void for these inputs (:func:`theorem1_warnings`).
 
     Examples
     --------
     >>> q = Quantification(np.array([0, 1]), np.array([.5, .5]), np.array([.8, .2]),
     ...                    np.array([.8, .2]), "cc", None, 10**16, 10)
-    >>> r = bound_from_quantification(q, "accuracy")
+    >>> r = bound_from_quantification(q, "accuracy", bound="theorem1")
     >>> round(r.value, 6), round(r.bound, 6), round(r.point_value, 12)  # B_A = .5 + .2, t ~ 1e-8
     (0.7, 0.7, 0.7)
     """
@@ -872,6 +927,13 @@ def bound_from_quantification(
     max_eps = 0.0 if quant.quantifier == "cc" else max_epsilon(q_quant, q_cc)
     if bound == "theorem1":
         r = theorem1_bounds(p_hat, q_cc, q_quant, n, d, quant.quantifier)
+        found = theorem1_warnings(p_hat, n, d, measure, r["epsilon"])
+        if not found and measure == "accuracy" and r["values"]["accuracy"] >= 1:
+            found = [(f"accuracy: Theorem 1's bound (1) is B_A + |Y| (t + eps) = {r['point']['accuracy']:.4g} + "
+                      f"{k * (r['t'] + r['epsilon']):.4g} >= 1: its guarantee is clipped to 1 (void) for this "
+                      "classifier; bound='certa' adds an L1 radius instead")]
+        for msg in found:
+            warnings.warn(msg, Theorem1Warning, stacklevel=2)
         value, point = r["values"][measure], r["point"][measure]
         q_used, eps, eps_raw, fell_back, conf = r["proportions"], r["epsilon"], r["epsilon_step5"], r["fell_back"], r["t"]
         guarantee = min(1.0, value)
@@ -937,13 +999,14 @@ def bounds_for_classifier(
     measure: Measure = "accuracy",
     delta: float = 0.05,
     sigmas=range(1, 11),
-    bound: Literal["theorem1", "certa"] = "theorem1",
+    bound: Literal["theorem1", "certa"] = "certa",
 ) -> QuantificationBound:
     """Quantification bound of a fitted classifier from an unlabeled set.
 
+    ``bound="certa"`` (default): certa's own bounds (module docstring).
     ``bound="theorem1"``: Algorithm 1 steps 3-8 of the paper (quantify; eps = 0 for CC,
-    step 5's eps for PCC, fallback to CC when it is negative; inequality (1), (2) or (3)).
-    ``bound="certa"``: certa's own bounds (module docstring). CC counts ``predict``; PCC
+    step 5's eps for PCC, fallback to CC when it is negative; inequality (1), (2) or (3)),
+    with a :class:`Theorem1Warning` where its guarantee cannot hold or is void. CC counts ``predict``; PCC
     averages ``predict_proba`` when the classifier has it, else maps ``decision_function``
     through the logistic with the ``sigma`` of lowest ``Max_eps`` (:func:`choose_sigma`).
 
@@ -961,7 +1024,7 @@ def bounds_for_classifier(
     delta : float in (0, 1)
     sigmas : iterable of float
         Candidate logistic slopes for decision scores.
-    bound : {"theorem1", "certa"}, default "theorem1"
+    bound : {"certa", "theorem1"}, default "certa"
 
     Returns
     -------
@@ -974,7 +1037,7 @@ def bounds_for_classifier(
     >>> X = np.array([[0.], [1.], [2.], [3.]]); y = np.array([0, 0, 1, 1])
     >>> clf = LogisticRegression().fit(X, y)
     >>> r = bounds_for_classifier(clf, X, y, quantifier="cc", measure="accuracy")
-    >>> r.bound, round(r.point_value, 12)  # predictions match p_hat: B_A = 1, clipped guarantee 1
+    >>> r.bound, round(r.point_value, 12)  # predictions match p_hat: B_A = 1, guarantee 1
     (1.0, 1.0)
     """
     if quantifier not in ("cc", "pcc"):
@@ -985,4 +1048,11 @@ def bounds_for_classifier(
         raise ValueError(f"bound: expected one of {BOUNDS}, got {bound!r}")
     d = _check_delta(delta)
     quant = quantify_classifier(fitted_clf, X_unlabeled, train_labels, quantifier, sigmas)
+    if bound == "theorem1":
+        with warnings.catch_warnings(record=True) as caught:  # re-issued here, where the caller is
+            warnings.simplefilter("always", Theorem1Warning)
+            out = bound_from_quantification(quant, measure, d, bound)
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
+        return out
     return bound_from_quantification(quant, measure, d, bound)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,10 @@ from ..engine.runner import resolve_seed, run
 from ..engine.validation import check_estimator_inputs
 from ..quantification.bounds import (
     BOUNDS,
+    Theorem1Warning,
     bound_from_quantification,
     quantify_classifier,
+    theorem1_warnings,
 )
 from ..strategies.one_shot import OneShot, choose_one_shot
 from ._common import (
@@ -143,8 +146,9 @@ class QuantificationBoundEvaluator(Evaluator):
     For a ``"full"`` draw: a clone of ``estimator`` with the candidate's parameters is fitted
     on ``(X, y)``, quantified once on ``X_unlabeled``
     (:func:`certa.quantification.quantify_classifier`) and bounded
-    (:func:`certa.quantification.bound_from_quantification`, ``bound="theorem1"`` or
-    ``"certa"``). The returned dict has ``score`` (the **unclipped** bound of ``measure``,
+    (:func:`certa.quantification.bound_from_quantification`, ``bound="certa"`` or
+    ``"theorem1"``; Theorem 1's warnings are left to the search, which gives them once). The
+    returned dict has ``score`` (the **unclipped** bound of ``measure``,
     what selection ranks) and JSON-able details: ``value`` (the same), ``bound`` (the
     guarantee ``min(1, value)``), ``plugin`` (the bound without confidence term, the
     tie-break), ``value_<m>`` / ``bound_<m>`` / ``plugin_<m>`` for ``m`` in accuracy and
@@ -174,7 +178,7 @@ class QuantificationBoundEvaluator(Evaluator):
     sigmas : iterable of float or None
         Logistic slopes tried for PCC from decision scores (None: 1..10).
     keep_model : bool, default True
-    bound : {"theorem1", "certa"}, default "theorem1"
+    bound : {"certa", "theorem1"}, default "certa"
 
     Examples
     --------
@@ -189,7 +193,7 @@ class QuantificationBoundEvaluator(Evaluator):
 
     def __init__(self, estimator: Any, X: Any, y: Any, X_unlabeled: Any, measure: str = "accuracy",
                  quantifier: str = "cc", delta: float = 0.05, sigmas: Any = None, keep_model: bool = True,
-                 bound: str = "theorem1") -> None:
+                 bound: str = "certa") -> None:
         check_estimator_arg(estimator)
         self.bound = _check_choice(bound, "bound", BOUNDS)
         self.measure = _check_choice(measure, "measure", MEASURES)
@@ -235,7 +239,9 @@ class QuantificationBoundEvaluator(Evaluator):
         t0 = time.perf_counter()
         quant = quantify_classifier(est, self.X_unlabeled, self._y_array, quantifier=self.quantifier,
                                     sigmas=self.sigmas)
-        per = {m: bound_from_quantification(quant, m, self.delta, self.bound) for m in MEASURES}
+        with warnings.catch_warnings():  # QuantificationBoundSearch.fit warns once, not once per candidate
+            warnings.simplefilter("ignore", Theorem1Warning)
+            per = {m: bound_from_quantification(quant, m, self.delta, self.bound) for m in MEASURES}
         b = per[self.measure]
         both: dict[str, float] = {}
         for m, bm in per.items():
@@ -282,9 +288,11 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     labelled data** ``(X, y)``; its predicted class distribution on ``X_unlabeled`` (CC, or
     PCC) is compared with the training class distribution, giving an upper bound on its
     accuracy or macro-F1 on that set that holds with probability >= 1 - ``delta``:
-    ``bound="theorem1"`` (default) is the paper's Theorem 1 with Algorithm 1's epsilon and
-    fallback, ``bound="certa"`` certa's own, proven and tighter bounds (see
-    ``docs/quantification.md``). The candidate with the highest bound is chosen (Algorithm 1
+    ``bound="certa"`` (default since issue 24) certa's own, proven and tighter bounds,
+    ``bound="theorem1"`` the paper's Theorem 1 with Algorithm 1's epsilon and fallback, for
+    reproducing the paper: it warns (:class:`~certa.quantification.Theorem1Warning`) when its
+    guarantee cannot hold (macro bounds with classes smaller than ``t``) or is void (accuracy
+    with ``|Y| t >= 1``) (see ``docs/quantification.md``). The candidate with the highest bound is chosen (Algorithm 1
     step 10). Cost: one fit per candidate, versus k fits plus a refit for k-fold CV.
 
     The two variants of the paper differ only in what is passed as ``X_unlabeled``:
@@ -330,8 +338,8 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         PCC uses ``predict_proba``, else a logistic map of ``decision_function`` (sigma of
         lowest Max_eps in ``sigmas``). The paper's experiments select with CC (PCC "performs
         worse than CC in practice"), as does certa by default.
-    bound : {"theorem1", "certa"}, default "theorem1"
-        Theorem 1 of the paper, to the letter, or certa's own bounds.
+    bound : {"certa", "theorem1"}, default "certa"
+        certa's own bounds, or Theorem 1 of the paper, to the letter (with warnings).
     delta : float in (0, 1), default 0.05
     sigmas : iterable of float or None
         Logistic slopes for PCC from decision scores; None means 1..10.
@@ -391,7 +399,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     """
 
     def __init__(self, estimator: Any, param_grid: Any, *, measure: str = "accuracy", quantifier: str = "cc",
-                 delta: float = 0.05, sigmas: Any = None, bound: str = "theorem1", tie_break: str = "plugin",
+                 delta: float = 0.05, sigmas: Any = None, bound: str = "certa", tie_break: str = "plugin",
                  keep_models: bool = True,
                  n_jobs: int | None = None, executor: Any = None, store: str | os.PathLike | None = None,
                  random_state: int | None = 0, retries: int = 0, timeout: float | None = None,
@@ -439,6 +447,11 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         evaluator = QuantificationBoundEvaluator(self.estimator, X, y, X_unlabeled, self.measure, self.quantifier,
                                                  self.delta, self.sigmas, keep_model=self.keep_models,
                                                  bound=self.bound)
+        if evaluator.bound == "theorem1":
+            _, counts = np.unique(evaluator._y_array, return_counts=True)
+            for msg in theorem1_warnings(counts / counts.sum(), len(evaluator._y_array), evaluator.delta,
+                                         evaluator.measure):
+                warnings.warn(msg, Theorem1Warning, stacklevel=2)
         strategy = OneShot(tie_break="plugin" if tie == "plugin" else None)
         self.random_state_ = resolve_seed(self.random_state)
         selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
@@ -460,6 +473,11 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         self.n_unlabeled_ = int(evaluator.X_unlabeled.shape[0] if hasattr(evaluator.X_unlabeled, "shape")
                                 else len(evaluator.X_unlabeled))
         self.bounds_, self.train_distribution_ = self._bounds_frame(res, candidates)
+        guarantees = self.bounds_["bound_accuracy"].dropna() if "bound_accuracy" in self.bounds_ else []
+        if self.bound == "theorem1" and self.measure == "accuracy" and len(guarantees) and (guarantees >= 1).all():
+            warnings.warn("accuracy: Theorem 1's guarantee is clipped to 1 (void) for every candidate; the choice "
+                          "rests on B_A alone, ranked unclipped; bound='certa' adds an L1 radius instead",
+                          Theorem1Warning, stacklevel=2)
         self.cv_results_ = self._cv_results(res, candidates)
         best_key = Draw(self.best_index_, "full", (0,)).key
         kept = selection.transient.get(best_key)
