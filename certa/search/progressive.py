@@ -112,6 +112,10 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         The choice against every other setting of the deciding round (the last
         round in which it was scored next to others), paired over that round's
         evaluation examples, Holm-adjusted (:func:`certa.comparison_table`).
+        Its tests compare the fitted models on those examples: the ``test``
+        column says that the p-values do not cover the learner's seed or
+        training sample (they over-reject with seed-dependent learners); the
+        calibrated claim is ``vs_baseline_`` (corrected k-fold t test).
     vs_baseline_ : dict or None
         Race with a baseline: ``baseline`` and ``choice`` (params),
         ``beat_baseline``, ``challenger`` (params of the setting compared with
