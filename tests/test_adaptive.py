@@ -158,10 +158,10 @@ def test_resume_interrupted_thompson_run_gives_same_result(tmp_path):
     store = tmp_path / "ttts.sqlite"
     ev = FunctionEvaluator(_Interruptible([0.5, 0.6, 0.55], [0.1] * 3))
     cands = [{"candidate": i} for i in range(3)]
-    _Interruptible.stop_after = 15
+    _INTERRUPT["stop_after"] = 15
     with pytest.raises(KeyboardInterrupt):
         run(TopTwoThompson(0.95), ev, cands, random_state=9, store=store)
-    _Interruptible.stop_after = None
+    _INTERRUPT["stop_after"] = None
     resumed = run(TopTwoThompson(0.95), ev, cands, random_state=9, store=store)
     clean = run(TopTwoThompson(0.95), ev, cands, random_state=9)
     assert resumed.n_reused == 15
@@ -169,14 +169,16 @@ def test_resume_interrupted_thompson_run_gives_same_result(tmp_path):
     np.testing.assert_array_equal(resumed.result["p_best"], clean.result["p_best"])
 
 
-class _Interruptible(GaussianScores):
-    stop_after = None
-    calls = 0
+# a switch the test flips between runs: in a module-level dict (hashed by type, as mutable state), not in
+# class attributes, which count in the run's fingerprint as the class's code does
+_INTERRUPT = {"stop_after": None, "calls": 0}
 
+
+class _Interruptible(GaussianScores):
     def __call__(self, params, seed):
-        type(self).calls += 1
-        if self.stop_after is not None and type(self).calls > self.stop_after:
-            type(self).calls = 0
+        _INTERRUPT["calls"] += 1
+        if _INTERRUPT["stop_after"] is not None and _INTERRUPT["calls"] > _INTERRUPT["stop_after"]:
+            _INTERRUPT["calls"] = 0
             raise KeyboardInterrupt
         return super().__call__(params, seed)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
@@ -82,6 +83,25 @@ _HEALTH_POLL = 1.0  # seconds between checks that a distributed pool still has w
 #: Extra seconds a local worker gets past ``timeout`` (the soft limit, SIGALRM inside the
 #: worker) before it is killed (the hard limit).
 _HARD_GRACE = 0.1
+
+
+#: Largest score magnitude a run accepts. The rules square and sum scores (variances, GLR
+#: statistics, J-K-fold means): below 1e100 that stays finite for any number of evaluations a
+#: run can make; above it a score of 1e308 would overflow to inf or NaN deep inside a rule.
+MAX_ABS_SCORE = 1e100
+
+
+def check_score(score: float, candidate: Candidate, draw: Draw) -> None:
+    """Refuse a score too large in magnitude to compare safely, naming the candidate and the draw."""
+    if abs(score) > MAX_ABS_SCORE:
+        raise ValueError(
+            f"candidate {candidate.name!r} returned the score {score!r} (draw {draw.key}), larger in magnitude than "
+            f"certa's rules can compare safely (|score| <= {MAX_ABS_SCORE:g}); rescale the scores (e.g. divide them "
+            "by a constant, or report an error or a log)")
+
+
+class FailedEvaluationsWarning(UserWarning):
+    """Failed evaluations could have changed a run's choice (the strategy says how, in ``result["warnings"]``)."""
 
 
 class AllEvaluationsFailedError(RuntimeError):
@@ -379,6 +399,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 collect()
                 continue
             queue.popleft()
+            if head.outcome.ok:
+                check_score(head.outcome.score, cands[head.draw.candidate], head.draw)
             strategy.tell(head.draw, head.outcome)
             if head.outcome.status == "dropped":
                 continue
@@ -421,6 +443,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         result = strategy.result()
         if strategy.dropped:
             result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
+        if max_failures is not None:  # (None: the caller decides what failures mean, and says it)
+            for note in result.get("warnings", ()):
+                warnings.warn(_with_names(note, cands), FailedEvaluationsWarning, stacklevel=2)
         selection = Selection(candidates=cands, told=told, result=result, seed=seed,
                               strategy=strategy.spec(), n_reused=n_reused)
         selection._strategy_object, selection._max_failures = strategy, max_failures
@@ -431,6 +456,14 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     for hook in hooks:
         hook.on_run_end(view, selection)
     return selection
+
+
+def _with_names(note: str, cands: list[Candidate]) -> str:
+    """A strategy's note with "candidate 3" spelled as the candidate's name."""
+    import re
+
+    return re.sub(r"candidate (\d+)", lambda m: f"candidate {cands[int(m.group(1))].name!r}"
+                  if int(m.group(1)) < len(cands) else m.group(0), note)
 
 
 def _partial_selection(strategy: Strategy, cands: list[Candidate], told: list, seed: int, n_reused: int,

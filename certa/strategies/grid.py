@@ -31,9 +31,26 @@ class JKFoldGrid(Strategy):
 
     Draws go partition by partition, fold by fold, candidate by candidate, so
     workers that cache per-fold work (a fitted vectorizer) see each fold's
-    draws together. The choice is the highest mean over the J*K folds; a
-    candidate with a failed fold gets a NaN mean and ranks last, as with
-    ``GridSearchCV(error_score=np.nan)``.
+    draws together. The choice is the highest mean over the J*K folds.
+
+    When failed evaluations leave candidates with different folds, they are
+    compared on the folds every candidate still in the run finished (paired,
+    so a candidate neither gains nor loses by the folds it missed); without
+    such a fold, on the mean over each candidate's successful folds. The
+    ``estimates`` are each candidate's mean over its successful folds (a
+    candidate with none ranks last). If the failures could have changed the
+    choice (filling the missing scores with the lowest and highest score
+    seen could make another candidate win), ``result()["warnings"]`` says so
+    and ``certa.run`` warns with ``FailedEvaluationsWarning``.
+    (``JKFoldSearchCV`` keeps scikit-learn's rule instead: a failed fit
+    scores ``error_score``, NaN by default, and such a candidate ranks last.)
+
+    Examples
+    --------
+    >>> from certa import FunctionEvaluator, JKFoldGrid, run
+    >>> sel = run(JKFoldGrid(3, 2), FunctionEvaluator(lambda p, seed: p["mu"]), {"mu": [0.6, 0.8]})
+    >>> sel.best_params
+    {'mu': 0.8}
     """
 
     def __init__(self, n_splits: int = 5, n_repeats: int = 1) -> None:
@@ -82,7 +99,52 @@ class JKFoldGrid(Strategy):
     def result(self) -> dict[str, Any]:
         C = self.n_candidates
         flat = self._scores.reshape(C, -1)
-        means = np.average(flat, axis=1)
-        stds = np.sqrt(np.average((flat - means[:, None]) ** 2, axis=1))
-        best, tied = choose_best(means)
-        return {"best": best, "estimates": means, "std": stds, "scores": self._scores.copy(), "tied": tied}
+        ok = np.isfinite(flat)
+        if ok.all():
+            means = np.average(flat, axis=1)
+            stds = np.sqrt(np.average((flat - means[:, None]) ** 2, axis=1))
+            best, tied = choose_best(means)
+            return {"best": best, "estimates": means, "std": stds, "scores": self._scores.copy(), "tied": tied,
+                    "compared_on": "all folds"}
+        counts = ok.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, np.where(ok, flat, 0.0).sum(axis=1) / np.maximum(counts, 1), np.nan)
+            stds = np.sqrt(np.where(counts > 0, np.where(ok, (flat - means[:, None]) ** 2, 0.0).sum(axis=1)
+                                    / np.maximum(counts, 1), np.nan))
+        alive = [c for c in range(C) if c not in self._dropped and counts[c] > 0]
+        common = ok[alive].all(axis=0) if alive else np.zeros(flat.shape[1], bool)
+        basis = np.full(C, np.nan)
+        if common.any():
+            basis[alive] = flat[alive][:, common].mean(axis=1)
+            compared_on = f"the {int(common.sum())} of {flat.shape[1]} folds every candidate finished"
+        else:
+            basis[alive] = means[alive]
+            compared_on = "each candidate's successful folds (no fold was finished by every candidate)"
+        best, tied = choose_best(basis)
+        out = {"best": best, "estimates": means, "std": stds, "scores": self._scores.copy(), "tied": tied,
+               "compared_on": compared_on, "compared_means": basis}
+        note = self._failure_note(flat, ok, best, compared_on)
+        if note:
+            out["warnings"] = [note]
+        return out
+
+    def _failure_note(self, flat: np.ndarray, ok: np.ndarray, best: int, compared_on: str) -> str | None:
+        """Why the failures could have changed the choice, or None if no filling of the missing scores could."""
+        if not ok.any():
+            return None
+        low, high = float(flat[ok].min()), float(flat[ok].max())
+        # scaled so that 1e100-sized scores cannot overflow in the sums
+        scale = max(abs(low), abs(high), 1e-300)
+        worst = np.where(ok, flat, low) / scale
+        bestcase = np.where(ok, flat, high) / scale
+        lower_best = worst[best].mean()
+        rivals = [c for c in range(self.n_candidates) if c != best and bestcase[c].mean() > lower_best]
+        hit = [c for c in range(self.n_candidates) if not ok[c].all()]
+        if not rivals or not hit:
+            return None
+        n = flat.shape[1]
+        names = ", ".join(f"candidate {c} ({n - int(ok[c].sum())} of {n} folds failed)" for c in hit[:10])
+        return (f"failed evaluations could have changed the choice: {names}{' ...' if len(hit) > 10 else ''}; "
+                f"candidates were compared on {compared_on}, and with the missing scores filled in, "
+                f"{', '.join(f'candidate {c}' for c in rivals[:10])} could beat the choice (candidate {best}); see selection.failures, and rerun with "
+                "retries= or after fixing the failures for a firm choice")
