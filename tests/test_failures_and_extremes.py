@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
+from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import LogisticRegression
 
 from certa import FunctionEvaluator, JKFoldGrid, JKFoldSearchCV, TopTwoThompson, run
@@ -110,3 +111,36 @@ def test_large_scores_below_the_limit_work_in_the_adaptive_rules():
         for k in range(2):
             grid.tell(Draw(c, "fold", (0, k)), Outcome(score=1e100 * (1 - 0.5 * c)))
     assert np.isfinite(grid.result()["estimates"]).all() and grid.result()["best"] == 0
+
+
+# ------------------------------------------------------------------ issue 24 #11: error_score="raise"
+_FITS = []
+
+
+class _FailsAtC1(LogisticRegression):
+    def fit(self, X, y):
+        _FITS.append(self.C)
+        if self.C == 1.0:
+            raise RuntimeError("the fit of C=1 failed")
+        return super().fit(X, y)
+
+
+def test_error_score_raise_raises_at_the_first_failed_fit_without_running_the_rest():
+    X, y = load_iris(return_X_y=True)
+    _FITS.clear()
+    with pytest.raises(RuntimeError, match="the fit of C=1 failed"):
+        JKFoldSearchCV(_FailsAtC1(max_iter=300), {"C": [0.1, 1.0, 10.0]}, n_splits=3, n_repeats=2, random_state=0,
+                       error_score="raise", n_jobs=1).fit(X, y)
+    # draws go fold by fold, candidate by candidate: C=0.1 on fold 0, then C=1 fails (its rerun in this
+    # process to raise its own exception is the third fit); the other 16 of the 18 fits never run
+    assert _FITS == [0.1, 1.0, 1.0]
+
+
+def test_error_score_nan_still_runs_the_whole_grid_as_scikit_learn():
+    X, y = load_iris(return_X_y=True)
+    _FITS.clear()
+    with pytest.warns(FitFailedWarning, match="6 fits failed out of a total of 18"):
+        s = JKFoldSearchCV(_FailsAtC1(max_iter=300), {"C": [0.1, 1.0, 10.0]}, n_splits=3, n_repeats=2,
+                           random_state=0, n_jobs=1).fit(X, y)
+    assert len(_FITS) == 18 + 1  # the grid and the refit
+    assert np.isnan(s.cv_results_["mean_test_score"][1]) and s.best_params_ != {"C": 1.0}

@@ -100,6 +100,23 @@ def check_score(score: float, candidate: Candidate, draw: Draw) -> None:
             "by a constant, or report an error or a log)")
 
 
+class EvaluationFailedError(RuntimeError):
+    """An evaluation failed for good in a run with ``stop_on_failure=True``.
+
+    Attributes
+    ----------
+    draw : Draw
+    outcome : Outcome
+        Its last attempt (``outcome.error`` says why).
+    candidate : Candidate
+    """
+
+    def __init__(self, draw: Draw, outcome: Outcome, candidate: Candidate) -> None:
+        super().__init__(f"the evaluation of candidate {candidate.name!r} (draw {draw.key}) failed after "
+                         f"{outcome.attempt} attempt(s): {outcome.error}")
+        self.draw, self.outcome, self.candidate = draw, outcome, candidate
+
+
 class FailedEvaluationsWarning(UserWarning):
     """Failed evaluations could have changed a run's choice (the strategy says how, in ``result["warnings"]``)."""
 
@@ -136,7 +153,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         n_jobs: int | None = 1, executor: Any = None, store: Store | str | os.PathLike | None = None,
         retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
         max_in_flight: int | None = None, max_failures: int | None = MAX_FAILURES,
-        callbacks: Any = None) -> Selection:
+        callbacks: Any = None, stop_on_failure: bool = False) -> Selection:
     """Run a selection: the one loop every certa method goes through.
 
     Parameters
@@ -181,6 +198,12 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         decides what failures mean, as the scikit-learn-compatible ``JKFoldSearchCV``
         does with scikit-learn's own "All the N fits failed" (an adaptive strategy still
         ends at its ``max_evals``).
+    stop_on_failure : bool, default False
+        Stop at the first evaluation that fails for good (after its retries), raising
+        :class:`EvaluationFailedError`: no other evaluation is started (with one local job
+        none runs after it; evaluations already running on other workers finish and are
+        recorded). ``JKFoldSearchCV(error_score="raise")`` uses it, as scikit-learn raises
+        at the first failed fit.
     callbacks : Callback, function or list of them, optional
         Told about the run in this process (:mod:`certa.engine.callbacks`): at the start,
         after each evaluation is recorded in the store and told to the strategy (in the
@@ -198,6 +221,11 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         On Ctrl-C (a ``KeyboardInterrupt`` subclass): ``exc.selection`` is the anytime answer
         from the evaluations finished so far (with a store they are also kept there: call
         again to resume, or read them with ``certa.load(store)``).
+    ValueError
+        If an evaluation returns a score larger in magnitude than ``MAX_ABS_SCORE`` (1e100),
+        naming the candidate: the rules could not compare it safely.
+    EvaluationFailedError
+        With ``stop_on_failure=True``, at the first evaluation that failed for good.
     AllEvaluationsFailedError
         If every evaluation failed, naming the first failure; raised early when the
         first evaluation of every candidate failed with the same error (not with
@@ -325,6 +353,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
             if not outcome.ok and e.attempt <= retries:
                 e.attempt += 1
                 submit(e, with_evaluator=isinstance(outcome.error, str) and outcome.error.startswith("WorkerDied"))
+            elif not outcome.ok and stop_on_failure:
+                raise EvaluationFailedError(e.draw, outcome, cands[e.draw.candidate])
             else:
                 e.outcome = outcome
                 e.future = None
@@ -378,6 +408,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 else:
                     start_or_wait(entry)
                 queue.append(entry)
+                if stop_on_failure:
+                    collect()  # a failure that is already known stops the run before the next evaluation
             if strategy.finished or not queue:
                 if not strategy.finished and not queue and len(strategy.dropped) < len(cands):
                     raise RuntimeError(f"{type(strategy).__name__} is not finished but asks for nothing")
@@ -401,6 +433,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
             queue.popleft()
             if head.outcome.ok:
                 check_score(head.outcome.score, cands[head.draw.candidate], head.draw)
+            elif stop_on_failure and head.outcome.status != "dropped":  # e.g. a failure reused from the store
+                raise EvaluationFailedError(head.draw, head.outcome, cands[head.draw.candidate])
             strategy.tell(head.draw, head.outcome)
             if head.outcome.status == "dropped":
                 continue

@@ -343,11 +343,17 @@ class EngineSearchCV(BaseSearchCV):
         from ..engine.candidates import Candidate, _format_params
 
         candidates = [Candidate(i, _format_params(p), dict(p)) for i, p in enumerate(candidate_params)]
-        selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
-                        executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
-                        progress=self.progress, callbacks=getattr(self, "callbacks", None),
-                        max_in_flight=max_in_flight(self.pre_dispatch, self.n_jobs, self.executor),
-                        max_failures=None)  # every fit runs, as in GridSearchCV; failures are handled below
+        from ..engine.runner import EvaluationFailedError
+
+        try:
+            selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
+                            executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
+                            progress=self.progress,
+                            max_in_flight=max_in_flight(self.pre_dispatch, self.n_jobs, self.executor),
+                            max_failures=None,  # every fit runs, as in GridSearchCV; failures are handled below
+                            stop_on_failure=self.error_score == "raise")  # ... unless the first failure raises
+        except EvaluationFailedError as exc:
+            _raise_failed_fit(exc.draw, exc.outcome, evaluator, candidates)
         self.selection_ = selection
         out = outputs_from_selection(selection, n_candidates, n_splits, plan, scorers, self.error_score,
                                      self.return_train_score, X, y)
@@ -403,8 +409,13 @@ def _check_error_score(error_score: Any) -> None:
 
 def _raise_first_failure(selection: Any, evaluator: FitAndScoreEvaluator, candidates: list) -> None:
     """``error_score="raise"``: rerun the first failed fit here, so that its own exception propagates."""
-    failed = selection.failures
-    row = failed.iloc[0]
+    row = selection.failures.iloc[0]
     draw = Draw(int(row["candidate"]), row["kind"], tuple(row["index"]), int(row["seed"]))
+    _raise_failed_fit(draw, row["error"], evaluator, candidates)
+
+
+def _raise_failed_fit(draw: Draw, error: Any, evaluator: Evaluator, candidates: list) -> None:
+    """Rerun the failed fit of ``draw`` in this process, so that its own exception propagates (``error_score="raise"``)."""
+    error = getattr(error, "error", error)
     evaluator.evaluate(candidates[draw.candidate].params, draw)  # raises: error_score="raise" inside
-    raise RuntimeError(f"a fit failed in a worker ({row['error']}) but did not fail when run again here")
+    raise RuntimeError(f"a fit failed in a worker ({error}) but did not fail when run again here")
