@@ -445,9 +445,24 @@ def _simulate(args, strategy, simulate, load_score_table):
     return report
 
 
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """``--sds -0.1,0.1`` as ``--sds=-0.1,0.1``: argparse would take a value starting with '-' for an option."""
+    import re
+
+    number = r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
+    negative_list = re.compile(rf"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(,\s*{number})*$")
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and negative_list.match(arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     if args.command is None:
         parser.print_help()
         return 0

@@ -63,6 +63,32 @@ def check_array_like(value: Any, name: str) -> None:
         raise TypeError(f"{name}: expected an array-like of samples, got {type(value).__name__}")
 
 
+def check_samples(X: Any, y: Any = None, x_name: str = "X") -> None:
+    """``X`` must hold at least one sample and, when ``y`` is given, as many as ``y``, whose numbers are finite.
+
+    Run before any split is made: a splitter's own messages ("Found array with 0 sample(s)",
+    "Input contains NaN.") name no argument.
+    """
+    check_array_like(X, x_name)
+    n_x = _n(X)
+    if n_x == 0:
+        raise ValueError(f"{x_name}: expected at least one sample, got an empty array")
+    if y is None:
+        return
+    check_array_like(y, "y")
+    n_y = _n(y)
+    if n_x != n_y:
+        raise ValueError(f"{x_name} and y have different numbers of samples: {n_x} and {n_y}")
+    y_arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y) if not hasattr(y, "tocsr") else None
+    numeric = None if y_arr is None else _as_numeric(y_arr)
+    if numeric is not None:
+        if np.isnan(numeric).any():
+            raise ValueError(f"y contains NaN (at index {int(np.flatnonzero(np.isnan(numeric).ravel())[0])}); "
+                             "targets must be finite")
+        if np.isinf(numeric).any():
+            raise ValueError("y contains infinity; targets must be finite")
+
+
 def _n(value: Any) -> int:
     from sklearn.utils.validation import _num_samples
 
@@ -166,11 +192,7 @@ def check_estimator_inputs(estimator: Any, candidates: list, X: Any, y: Any, sco
     from sklearn.utils.multiclass import type_of_target
 
     check_scoring_arg(scoring)
-    check_array_like(X, x_name)
-    if y is not None:
-        check_array_like(y, "y")
-        if _n(X) != _n(y):
-            raise ValueError(f"X and y have different numbers of samples: {_n(X)} and {_n(y)}")
+    check_samples(X, y, x_name)
     models = [_configured(estimator, c) for c in candidates]
     if validate_params:
         for m, c in zip(models, candidates):
@@ -245,6 +267,11 @@ def _check_X(X: Any, models: list, candidates: list, name: str = "X") -> None:
         if ndim == 1 and numeric is not None and t.two_d_array and not (t.one_d_array or t.string):
             raise ValueError(f"{name}: expected a 2-D array (n_samples, n_features), got a 1-D array; {first} takes "
                              "2-D input (use X.reshape(-1, 1) for a single feature)")
+        if ndim == 1 and numeric is None and t.two_d_array and not (t.one_d_array or t.string or t.categorical):
+            example = next((v for v in np.asarray(X, dtype=object).ravel().tolist() if not _is_number(v)), None)
+            raise ValueError(f"{name}: expected a 2-D array of numbers (n_samples, n_features), got a 1-D sequence "
+                             f"of {type(example).__name__} (e.g. {example!r:.40}); {first} takes numbers: for text, "
+                             "start a pipeline with a vectorizer (e.g. make_pipeline(TfidfVectorizer(), ...))")
         if numeric is None and ndim == 2 and not (t.string or t.categorical) and not hasattr(X, "dtypes"):
             arr = np.asarray(X)
             if arr.dtype.kind not in "OUS":  # complex and other numeric kinds: the estimator says what it thinks

@@ -27,12 +27,14 @@ def wants_stratified(estimator: Any, y: Any) -> bool:
 
 
 def check_n_samples(X: Any, y: Any) -> int:
-    from ..engine.validation import check_array_like
+    from ..engine.validation import check_array_like, check_samples
 
     check_array_like(X, "X")
     if y is not None:
         check_array_like(y, "y")
     n = X.shape[0] if hasattr(X, "shape") else len(X)
+    if n > 0 and y is not None and (y.shape[0] if hasattr(y, "shape") else len(y)) == n:
+        check_samples(X, y)  # NaN in y named before a stratified splitter says "Input contains NaN."
     if y is not None:
         ny = y.shape[0] if hasattr(y, "shape") else len(y)
         if ny != n:

@@ -300,19 +300,14 @@ class EngineSearchCV(BaseSearchCV):
         from sklearn.utils.validation import _check_method_params
 
         from ..engine.runner import resolve_seed, run
-        from ..engine.validation import check_array_like
+        from ..engine.validation import check_samples
         from ..stability import stability_report
         from ..strategies.grid import JKFoldGrid
         from ._common import check_estimator_arg
 
-        check_array_like(X, "X")  # a string or a scalar named as such, before scikit-learn's length checks
-        if y is not None:
-            check_array_like(y, "y")
-            from sklearn.utils.validation import _num_samples as _n
-
-            n_x, n_y = _n(X), _n(y)
-            if n_x != n_y:
-                raise ValueError(f"X and y have different numbers of samples: {n_x} and {n_y}")
+        # a string or a scalar, no samples, lengths that differ, NaN in y: named as such before the
+        # splitter sees them (its own messages name no argument)
+        check_samples(X, y)
 
         check_estimator_arg(self.estimator)
         _check_error_score(self.error_score)
