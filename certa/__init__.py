@@ -15,6 +15,7 @@ from .engine import (
                      SplitsPlan,
                      SQLiteStore,
                      Strategy,
+                     remove_store,
                      run,
 )
 from .loading import load
@@ -76,6 +77,7 @@ __all__ = [
                      "cross_validate_selection",
                      "load",
                      "plot_belief",
+                     "remove_store",
                      "run",
                      "select",
                      "simulate",

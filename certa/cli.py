@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--table", help="JSON file mapping candidate names to lists of observed scores")
     src.add_argument("--means", help="comma-separated true means of simulated Gaussian candidates")
     sim.add_argument("--sds", help="comma-separated SDs (with --means), or one SD for every candidate")
+    sim.add_argument("--names", help="comma-separated names of the --means candidates (default c0, c1, ...)")
     sim.add_argument("--models", help="comma-separated subset of the table's candidates")
     sim.add_argument("--runs", type=_positive_int(1), default=200, help="simulated runs (default 200)")
     sim.add_argument("--seed", type=_positive_int(0), default=0)
@@ -137,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--workers", type=_positive_int(1), default=None, help="batch: evaluations in flight")
     sel.add_argument("--max-evals", type=_positive_int(1), default=None, help="cap on evaluations")
     sel.add_argument("--store", default=None, help="SQLite file keeping every evaluation; rerun to resume")
+    sel.add_argument("--overwrite", action="store_true",
+                     help="start over: delete the --store file (and its -wal/-shm files) before the run")
     sel.add_argument("--seed", type=_positive_int(0), default=0, help="root seed (default 0)")
     sel.add_argument("-j", "--jobs", type=_jobs, default=1, help="worker processes (default 1; -1 = all cores)")
     sel.add_argument("--retries", type=_positive_int(0), default=0, help="extra attempts for a failed evaluation")
@@ -188,6 +191,7 @@ def _run_select(args) -> int:
     import json
     import os
     import signal
+    import time
 
     from .engine.runner import RunInterrupted, run
     from .loading import load
@@ -199,6 +203,12 @@ def _run_select(args) -> int:
     if len(candidates) < 2:
         raise ValueError(f"{args.candidates}: one candidate only; a selection needs at least two")
     resolve_function(args.evaluate)  # fail now, naming the path, rather than in every worker
+    if args.overwrite:
+        if not args.store:
+            raise ValueError("--overwrite needs --store (the file to start over on)")
+        from .engine.store import remove_store
+
+        remove_store(args.store)
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
                              n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
                              tolerance=args.tolerance)
@@ -211,6 +221,7 @@ def _run_select(args) -> int:
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     interrupted = None
+    started = time.time()
     try:
         selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates,
                         random_state=args.seed, n_jobs=args.jobs, store=args.store, retries=args.retries,
@@ -222,8 +233,11 @@ def _run_select(args) -> int:
     n_reused = selection.n_reused
     if args.store:
         selection = load(args.store)   # everything recorded, read back (also what certa show prints)
-    else:
+    else:   # nothing kept: what certa show would read from a store, measured here
         selection.method = "bandit"
+        ev = selection.evaluations
+        selection.info.update(evaluator=f"ImportPathEvaluator({args.evaluate})", wall_seconds=time.time() - started,
+                              evaluation_seconds=float(ev["duration"].sum()) if "duration" in ev else None)
     summary = summarize(selection)
     summary["n_reused_from_store"] = int(n_reused)
     if args.json:
@@ -324,11 +338,18 @@ def _run_compare(args) -> None:
 
 #: The keys of ``certa compare --json``, whatever the test.
 COMPARE_KEYS = ("test", "statistic", "pvalue", "df", "alternative", "assumptions", "estimate", "ci", "confidence",
-                "n", "details", "models", "scores", "better", "verdict")
+                "n", "details", "models", "scores", "higher", "better", "verdict")
+#: Tests whose p-value (or interval) holds only for independent pairs, not for CV folds.
+_INDEPENDENT_PAIRS = ("paired t", "permutation", "bootstrap")
+_LEVEL = 0.05
 
 
 def _compare_report(result, names: tuple[str, str], scores: tuple[float, float]) -> dict:
-    """One dict with the same keys for every test: the test's numbers, both models' scores and which is better."""
+    """One dict with the same keys for every test: the test's numbers, both models' scores and which is better.
+
+    ``higher`` is the model with the higher score; ``better`` names it only when the test shows the
+    difference at the 5 % level (p < 0.05, or an interval that excludes 0), else it is ``None``.
+    """
     raw = result.to_dict()
     if "low" in raw:  # a bootstrap interval, not a test: no statistic, no p-value
         out = {"test": f"paired bootstrap ({raw['method']})", "statistic": None, "pvalue": None, "df": None,
@@ -341,20 +362,32 @@ def _compare_report(result, names: tuple[str, str], scores: tuple[float, float])
     sa, sb = scores
     out["models"] = [a, b]
     out["scores"] = {a: sa, b: sb}
-    if sa == sb:
-        out["better"] = None
-        verdict = f"{a} and {b} have the same score ({sa:.4f})"
-    else:
-        win, lose = (a, b) if sa > sb else (b, a)
-        out["better"] = win
-        verdict = f"{win} is better: {max(sa, sb):.4f} against {lose}'s {min(sa, sb):.4f} (higher is better)"
+    win, lose = (a, b) if sa >= sb else (b, a)
+    out["higher"] = None if sa == sb else win
     if out["pvalue"] is not None:
         p = out["pvalue"]
-        verdict += (f"; p = {p:.4g}: " + ("significant" if p < 0.05 else "not significant") + " at the 5% level")
+        shown = p < _LEVEL
+        evidence = f"p = {p:.4g}" + (" < 0.05" if shown else ", not significant at the 5% level")
     elif out["ci"] is not None:
         lo, hi = out["ci"]
-        verdict += (f"; {out['confidence']:.0%} interval of the difference [{lo:.4f}, {hi:.4f}] "
-                    + ("excludes 0" if lo > 0 or hi < 0 else "includes 0: no clear difference"))
+        shown = lo > 0 or hi < 0
+        evidence = (f"{out['confidence']:.0%} interval of the difference [{lo:.4f}, {hi:.4f}] "
+                    + ("excludes 0" if shown else "includes 0"))
+    else:
+        shown, evidence = False, "no test"
+    out["better"] = win if shown and sa != sb else None
+    if sa == sb:
+        verdict = f"{a} and {b} have the same score ({sa:.4f}); {evidence}"
+    elif shown:
+        verdict = (f"{win} is better: {max(sa, sb):.4f} against {lose}'s {min(sa, sb):.4f} (higher is better); "
+                   f"{evidence}: significant at the 5% level")
+    else:
+        verdict = (f"no significant difference: {win} {max(sa, sb):.4f}, {lose} {min(sa, sb):.4f} (higher is "
+                   f"better); {evidence}: the data do not show which model is better")
+    test = str(out["test"] or "").lower()
+    if any(t in test for t in _INDEPENDENT_PAIRS):
+        verdict += (". This test holds only if the rows are independent (separate test sets): not for CV folds, "
+                    "whose training sets overlap (use --test corrected-kfold, which accounts for it)")
     out["verdict"] = verdict
     return out
 
@@ -429,6 +462,8 @@ def _run_simulate(args) -> None:
 
 def _simulate(args, strategy, simulate, load_score_table):
     if args.table:
+        if args.names:
+            raise ValueError("--names goes with --means (a --table names its candidates; --models picks some)")
         table = load_score_table(args.table)
         if args.models:
             names = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -440,7 +475,14 @@ def _simulate(args, strategy, simulate, load_score_table):
     else:
         if not args.sds:
             raise ValueError("--means needs --sds")
-        report = simulate(strategy, means=_floats(args.means, "--means"), sds=_floats(args.sds, "--sds"),
+        means = _floats(args.means, "--means")
+        names = None
+        if args.names:
+            names = [n.strip() for n in args.names.split(",")]
+            if len(names) != len(means) or not all(names) or len(set(names)) != len(names):
+                raise ValueError(f"--names must give {len(means)} distinct non-empty names, one per --means value, "
+                                 f"got {args.names!r}")
+        report = simulate(strategy, means=means, sds=_floats(args.sds, "--sds"), names=names,
                           n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs)
     return report
 

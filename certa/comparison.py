@@ -110,7 +110,8 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
       paired permutation test of the mean difference (few pairs, no normality);
     - **one evaluation per candidate** (selection by bounds): no test is possible.
 
-    p-values are Holm-adjusted over the comparisons made.
+    p-values are Holm-adjusted over the comparisons made. Rows come closest competitor first
+    (smallest mean difference from the choice).
 
     Parameters
     ----------
@@ -121,7 +122,7 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
     Returns
     -------
     pandas.DataFrame
-        One row per other candidate: ``candidate, name, design, n_pairs,
+        One row per other candidate, by increasing ``mean_difference``: ``candidate, name, design, n_pairs,
         mean_best, mean_other, mean_difference, ci_low, ci_high, test,
         statistic, pvalue, pvalue_holm``.
     """
@@ -162,7 +163,7 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
                     row.update(test="corrected repeated k-fold t-test (Bouckaert & Frank 2004)",
                                statistic=res.statistic, pvalue=res.pvalue, ci_low=res.ci[0], ci_high=res.ci[1])
                 else:
-                    row.update(test="none: folds missing (failed evaluations)")
+                    row.update(test=_missing_folds(ev, best, c.index, n, J * K))
             row.update(mean_best=a["score"].mean(), mean_other=b["score"].mean())
             row["mean_difference"] = (merged["score_best"] - merged["score_other"]).mean() if n else math.nan
         elif kind == "split":
@@ -208,4 +209,15 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
     if tested.any():
         adj[tested] = holm(p[tested])
     table["pvalue_holm"] = adj
+    # closest competitor first: the smallest difference from the choice (no difference: last)
+    table = table.sort_values("mean_difference", kind="stable", na_position="last")
     return table[COLUMNS].reset_index(drop=True)
+
+
+def _missing_folds(ev: pd.DataFrame, best: int, other: int, n: int, total: int) -> str:
+    """Why a J-K-fold comparison has fewer than J*K pairs: failed evaluations, or a run not finished."""
+    two = ev[ev["candidate"].isin([best, other])]
+    failed = int((two["status"] != "ok").sum())
+    if failed:
+        return f"none: {total - n} of {total} folds missing ({failed} failed evaluation(s))"
+    return f"none: {total - n} of {total} folds not scored yet (run not finished)"

@@ -266,7 +266,7 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     if n_jobs == 1 or n_runs < 2:
         pairs = _run_chunk(strategy, evaluator, K, random_state, range(n_runs), driver)
     else:
-        from loky import get_reusable_executor
+        from joblib.externals.loky import get_reusable_executor  # joblib's copy (see executors.py)
 
         # many small chunks balance the load; results are put back in run order
         n_chunks = min(n_runs, 8 * n_jobs)

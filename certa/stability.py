@@ -37,6 +37,8 @@ class StabilityReport:
     tuned_score_sd: float
     subsample_disagreement: dict[int, float]
     candidates: list[Candidate] = field(repr=False)
+    #: For each non-numeric parameter whose chosen value changed between partitions: value -> partitions.
+    chosen_param_values: dict[str, dict[str, int]] = field(default_factory=dict)
     tie_rule: str = TIE_RULE
 
     @property
@@ -60,7 +62,8 @@ class StabilityReport:
             "partition_ties": [[name(i) for i in t] for t in self.partition_ties],
             "partition_scores": self.partition_scores.tolist(),
             "agreement": self.agreement,
-            "chosen_param_sd": self.chosen_param_sd, "tuned_score_sd": self.tuned_score_sd,
+            "chosen_param_sd": self.chosen_param_sd, "chosen_param_values": self.chosen_param_values,
+            "tuned_score_sd": self.tuned_score_sd,
             "subsample_disagreement": {str(k): v for k, v in self.subsample_disagreement.items()},
             "tie_rule": self.tie_rule,
         }
@@ -73,9 +76,17 @@ class StabilityReport:
         lines.append(f"  agreement with the J-K-fold choice: {self.agreement:.0%}")
         for p, sd in self.chosen_param_sd.items():
             lines.append(f"SD of the chosen {p} across partitions: {sd:.4g}")
+        for p, counts in self.chosen_param_values.items():
+            said = ", ".join(f"{v} on {n}" for v, n in counts.items())
+            lines.append(f"chosen {p} changed between partitions: {said} of {J}")
         lines.append(f"SD of the tuned model's score estimate across partitions: {self.tuned_score_sd:.4g}")
+        if self.subsample_disagreement:
+            lines.append(f"Fewer partitions: tuning on only J' of the {J} partitions (every set of J' of them, or "
+                         f"random sets when there are many) gives another choice than all {J} this often; the "
+                         f"lower, the less a rerun with other random partitions would change the choice:")
         for jp, rate in self.subsample_disagreement.items():
-            lines.append(f"{jp}-K-fold would choose differently from {J}-K-fold in {rate:.1%} of draws of {jp} partitions")
+            lines.append(f"  {jp}-K-fold would choose differently from {J}-K-fold in {rate:.1%} of draws of {jp} "
+                         "partitions")
         if len(self.best_tied) > 1:
             names = ", ".join(self.candidates[i].name for i in self.best_tied)
             lines.append(f"TIE at the top of the J-K-fold ranking: {names}")
@@ -83,6 +94,11 @@ class StabilityReport:
             lines.append(f"Exact ties at the top on {self.n_partitions_with_ties} of {J} partitions")
         lines.append(f"Tie rule: {self.tie_rule}")
         return "\n".join(lines)
+
+
+def _short_repr(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _sd(values: np.ndarray) -> float:
@@ -140,11 +156,15 @@ def stability_report(scores: np.ndarray, candidates: list[Candidate], *, n_resam
                                   "count": counts.to_numpy(), "share": counts.to_numpy() / J})
 
     param_sd: dict[str, float] = {}
+    param_values: dict[str, dict[str, int]] = {}
     names = sorted({k for c in candidates for k in c.params})
     for p in names:
         vals = [candidates[i].params.get(p) for i in choices]
         if all(isinstance(v, Real) and not isinstance(v, bool) for v in vals):
             param_sd[p] = _sd(np.asarray(vals, dtype=float))
+        elif len({repr(v) for v in vals}) > 1:   # a string, an estimator, None: count the values instead
+            shown = pd.Series([_short_repr(v) for v in vals]).value_counts(sort=True)
+            param_values[p] = {str(k): int(n) for k, n in shown.items()}
 
     rng = np.random.default_rng(random_state)
     disagreement: dict[int, float] = {}
@@ -159,4 +179,4 @@ def stability_report(scores: np.ndarray, candidates: list[Candidate], *, n_resam
     return StabilityReport(best=best, best_tied=best_tied, partition_choices=choices, partition_ties=ties,
                            partition_scores=tuned, choice_counts=choice_counts, chosen_param_sd=param_sd,
                            tuned_score_sd=_sd(tuned), subsample_disagreement=disagreement,
-                           candidates=candidates)
+                           candidates=candidates, chosen_param_values=param_values)

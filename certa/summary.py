@@ -161,8 +161,10 @@ def _statement(selection: Selection) -> str:
         return (f"run not finished: {n} evaluations told" + (f" of {total} planned" if total else "")
                 + "; the leader so far is the candidate with the highest mean, not a decision")
     if method == "bandit" and "confidence" in res and target is None:   # a fixed budget
-        return (f"{name} chosen by {spec.get('strategy')} after a fixed budget of {spec.get('budget')} "
-                f"evaluations: {res.get('guarantee', '')} (confidence reached, anytime-valid)")
+        words = res.get("guarantee", "")
+        if not words.startswith("chosen after a fixed budget"):   # a store written before the wording changed
+            words = f"chosen after a fixed budget of {spec.get('budget')} evaluations: {words}"
+        return f"{name} ({spec.get('strategy')}) {words}"
     if method == "bandit" and "confidence" in res and not res.get("target_reached", True):
         return (f"{name} chosen: {res.get('guarantee', '')} (target {target} not reached: "
                 f"stop: {res.get('stop_reason')})")
@@ -172,7 +174,7 @@ def _statement(selection: Selection) -> str:
                 "not a frequentist guarantee)" if rule == "bayes"
                 else "GLR stopping rule: wrong with probability at most 1 - confidence for Gaussian scores")
         if "guarantee" in res:   # the confidence reached, whatever ended the run, in words
-            return (f"{name} chosen: {res['guarantee']}"
+            return (f"{name} chosen; " + ("posterior" if rule == "bayes" else "guarantee") + f": {res['guarantee']}"
                     + (f"; target {target}, stop: {res.get('stop_reason')}" if target is not None else ""))
         return (f"{name} chosen with P(best) = {float(res['confidence']):.3f}"
                 + (f" (target {target}, stop: {res.get('stop_reason')})" if target is not None else "") + f"; {what}")
@@ -242,6 +244,7 @@ def summarize(selection: Selection) -> dict[str, Any]:
                       "attempt": int(r["attempt"] if "attempt" in r else r["attempts"]),  # run() has no attempts
                       "status": r["status"], "error": r["error"]} for _, r in fail.iterrows()],
     }
+    out["notes"] = _notes(selection, out)
     res = selection.result
     if selection.method == "bandit":
         out["bandit"] = {k: _plain(res[k]) for k in ("confidence", "target_confidence", "target_reached",
@@ -269,6 +272,41 @@ def summarize(selection: Selection) -> dict[str, Any]:
     return out
 
 
+_ESTIMATE = {
+    "jkfold": "estimate: the mean over every fold of every partition, which the choice is made on",
+    "bandit": "estimate: the strategy's estimate of the candidate's score (the mean of its scores), which ranks "
+              "the candidates",
+    "progressive": "estimate: the candidate's score in the last (largest) round it reached, which ranks the "
+                   "candidates; mean: over every round, at every training size",
+    "quantification": "estimate: the quantification bound the choice is made on (not a score)",
+}
+
+
+def _notes(selection: Selection, out: dict[str, Any]) -> list[str]:
+    """One line per column or number a reader could misread (what the estimate is, P(best) is not the guarantee)."""
+    notes = [_ESTIMATE.get(selection.method or "", "estimate: the strategy's estimate of the candidate's score")]
+    res = selection.result
+    if "p_best" in res:
+        rule = res.get("stopping", selection.strategy.get("stopping"))
+        notes.append("posterior P(best): the Bayesian belief (independent Student-t posteriors) that each candidate "
+                     "is the best; " + ("with stopping=bayes the stated confidence is this number for the choice "
+                                        "(not a frequentist guarantee)" if rule == "bayes" else
+                                        "it is not the stated confidence, which is the GLR rule's frequentist "
+                                        "guarantee (wrong at most 1 - confidence of the time, Gaussian scores)"))
+    spec = selection.strategy
+    if selection.method == "bandit" and spec.get("min_evals") and spec.get("confidence") \
+            and spec.get("stopping", "glr") == "glr":
+        from .strategies._glr import min_count
+
+        need = min_count(1.0 - float(spec["confidence"]), len(selection.candidates))
+        if need > int(spec["min_evals"]):
+            out["initial_evals"] = need
+            notes.append(f"min_evals={spec['min_evals']} is raised to {need}: the GLR rule cannot rule a candidate "
+                         f"out with fewer scores at confidence {spec['confidence']} with {len(selection.candidates)} "
+                         "candidates, so each is evaluated that often first")
+    return notes
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -291,25 +329,36 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    console = console or Console()
+    if console is None:
+        import os
+        import sys
+
+        # piped or redirected (no terminal, no COLUMNS): wide lines, one table row per candidate,
+        # instead of rich's 80 columns that fold every cell
+        piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+        console = Console(width=160) if piped else Console()
     state = "[green]finished[/green]" if summary["finished"] else "[yellow]not finished[/yellow]"
     spec = dict(summary["strategy"])
     name = spec.pop("strategy", "?")
-    settings = ", ".join(f"{k}={v}" for k, v in spec.items() if k not in ("sizes",))
-    console.print(f"[bold]{escape(str(summary['store']))}[/bold]: {summary['method']} run "
-                  f"({escape(str(name))}: {escape(settings)}), {state}")
+    settings = ", ".join(f"{k}={v}" + (f" (raised to {summary['initial_evals']})" if k == "min_evals"
+                                       and summary.get("initial_evals") else "")
+                         for k, v in spec.items() if k not in ("sizes",) and v is not None)
+    where = f"[bold]{escape(str(summary['store']))}[/bold]: " if summary.get("store") else ""
+    console.print(f"{where}{summary['method']} run ({escape(str(name))}: {escape(settings)}), {state}"
+                  + ("" if summary.get("store") else " (not kept: no store)"), soft_wrap=True)
     planned = f" of {summary['n_planned']} planned" if summary.get("n_planned") else ""
     t_eval, t_wall = summary.get("evaluation_seconds"), summary.get("wall_seconds")
     console.print(f"{summary['n_candidates']} candidates, {summary['n_evaluations']} evaluations{planned} "
-                  f"({summary['n_attempts']} attempts, {summary['n_failed']} failed), seed {summary['seed']}, "
-                  f"evaluator {summary['evaluator']}")
+                  f"({summary['n_attempts']} attempts, {summary['n_failed']} failed), seed {summary['seed']}"
+                  + (f", evaluator {escape(str(summary['evaluator']))}" if summary.get("evaluator") else ""), soft_wrap=True)
     if t_eval is not None:
         console.print(f"time: {t_eval:.1f} s of evaluation" + (f", {t_wall:.1f} s from start to last record"
                                                                 if t_wall is not None else "")
                       + (f" (started {summary['created_at']})" if summary.get("created_at") else ""))
     table = Table(title="Candidates, best first")
     has_p = any("p_best" in c for c in summary["candidates"])
-    cols = ["rank", "candidate", "evals", "failed", "mean", "95% interval", "estimate"] + (["P(best)"] if has_p else [])
+    cols = ["rank", "candidate", "evals", "failed", "mean", "95% interval", "estimate"] + (
+        ["posterior P(best)"] if has_p else [])
     for col in cols:
         table.add_column(col, overflow="fold")
 
@@ -324,7 +373,9 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     console.print(table)
     intervals = {c["interval"] for c in summary["candidates"] if c["interval"] != "none"}
     if intervals:
-        console.print(f"interval of the mean: {', '.join(sorted(intervals))}", highlight=False)
+        console.print(f"interval of the mean: {', '.join(sorted(intervals))}", highlight=False, soft_wrap=True)
+    for note in summary.get("notes", []):
+        console.print(note, highlight=False, markup=False, soft_wrap=True)
     if summary["finished"]:
         console.print(f"[bold green]Choice[/bold green]: {escape(summary['choice']['name'])}", highlight=False)
     elif "confidence" in summary.get("bandit", {}):
@@ -333,10 +384,10 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     else:
         leader = summary["candidates"][0]["name"] if summary["n_evaluations"] else "none yet"
         console.print(f"[bold yellow]Leader so far[/bold yellow]: {escape(leader)}", highlight=False)
-    console.print(summary["statement"], highlight=False, markup=False)
+    console.print(summary["statement"], highlight=False, markup=False, soft_wrap=True)
     if "stability_text" in summary:
         console.print("[bold]How stable is this choice?[/bold]")
-        console.print(summary["stability_text"], highlight=False, markup=False)
+        console.print(summary["stability_text"], highlight=False, markup=False, soft_wrap=True)
     if summary.get("rounds"):
         console.print("rounds (size: evaluated -> survived): " + "; ".join(
             f"{r['size']}: {r['n_evaluated']} -> {r['n_survived']}" for r in summary["rounds"]), highlight=False)

@@ -135,7 +135,7 @@ def test_fixed_budget_reports_the_glr_confidence_of_its_choice():
     best, conf = glr_reference(scores)
     assert sel.best_index == best == 1
     assert sel.result["confidence"] == pytest.approx(conf, abs=1e-6)
-    assert sel.result["stopping"] == "glr" and "delta-correct" in sel.result["guarantee"]
+    assert sel.result["stopping"] == "glr" and "anytime GLR, frequentist" in sel.result["guarantee"]
 
 
 class _InterruptAfter:

@@ -38,7 +38,7 @@ def test_comparison_table_of_a_small_jkfold_run_checked_by_hand():
     sel = run(JKFoldGrid(n_splits=2, n_repeats=2), _Ev(fixed), {"c": [0, 1, 2]}, random_state=0)
     assert sel.best_index == 1
     t = comparison_table(sel)
-    assert t["candidate"].tolist() == [0, 2]
+    assert t["candidate"].tolist() == [2, 0]   # closest competitor first (issue 25 item 14)
     for row in t.itertuples():
         d = np.array(table[1]) - np.array(table[row.candidate])
         # Bouckaert & Frank: t = mean(d) / sqrt((1/(J*K) + n_test/n_train) * var(d, ddof=1)), df = J*K - 1

@@ -120,7 +120,7 @@ def test_show_json(stores, method, capsys):
         assert out["bandit"]["confidence"] == pytest.approx(original.result["confidence"])
         # the default stopping rule is the GLR one, so the statement is a frequentist guarantee
         assert original.result["stopping"] == "glr"
-        assert out["statement"].startswith(f"{sel.best.name} chosen: the best with confidence ")
+        assert out["statement"].startswith(f"{sel.best.name} chosen; guarantee: the best with confidence ")
         assert "delta-correct" in out["statement"] and "P(best)" not in out["statement"]
     if method == "progressive":
         assert [r["n_survived"] for r in out["rounds"]] == [r["n_survived"] for r in original.result["rounds"]]

@@ -17,14 +17,15 @@ installed wheel) and parsed once per process; every call returns fresh copies.
 
 from __future__ import annotations
 
-import csv
-import functools
-import re
-from importlib import resources
+# imported under private names so that the module's namespace is its public API only
+import csv as _csv
+import functools as _functools
+import re as _re
+from importlib import resources as _resources
 
-import numpy as np
-import pandas as pd
-from sklearn.utils import Bunch
+import numpy as _np
+import pandas as _pd
+from sklearn.utils import Bunch  # the loaders return it, as scikit-learn's do
 
 __all__ = [
     "NL_LEMMA_FEATURE_NAMES",
@@ -44,23 +45,23 @@ NL_LEMMA_FEATURE_NAMES: tuple[str, ...] = tuple(
 )
 _SPLITS = ("train", "quantification", "test")
 
-_CLASS_RE = re.compile(r"([0-9]+):(.*)", re.DOTALL)
+_CLASS_RE = _re.compile(r"([0-9]+):(.*)", _re.DOTALL)
 
 
 def _check_return_X_y(return_X_y: object) -> None:
-    if not isinstance(return_X_y, (bool, np.bool_)):
+    if not isinstance(return_X_y, (bool, _np.bool_)):
         raise TypeError(f"return_X_y must be a bool, got {type(return_X_y).__name__}")
 
 
-@functools.cache
-def _read(name: str) -> pd.DataFrame:
+@_functools.cache
+def _read(name: str) -> _pd.DataFrame:
     """Parse one bundled TSV (cached; callers must copy before handing it out)."""
-    with resources.files(__name__).joinpath("data", name).open("rb") as fh:
-        return pd.read_csv(
+    with _resources.files(__name__).joinpath("data", name).open("rb") as fh:
+        return _pd.read_csv(
             fh,
             sep="\t",
             compression="gzip",
-            quoting=csv.QUOTE_NONE,
+            quoting=_csv.QUOTE_NONE,
             dtype=str,
             keep_default_na=False,
             na_filter=False,
@@ -110,7 +111,7 @@ OneHotEncoder before KNeighborsClassifier or DecisionTreeClassifier.
 )
 
 
-def load_debian_small(*, return_X_y: bool = False) -> Bunch | tuple[list[str], np.ndarray]:
+def load_debian_small(*, return_X_y: bool = False) -> Bunch | tuple[list[str], _np.ndarray]:
     """Load 3,000 Debian package descriptions from 6 sections (text classification).
 
     Parameters
@@ -142,7 +143,7 @@ def load_debian_small(*, return_X_y: bool = False) -> Bunch | tuple[list[str], n
     return Bunch(
         data=data,
         target=target,
-        target_names=np.array(sorted(set(target)), dtype=object),
+        target_names=_np.array(sorted(set(target)), dtype=object),
         packages=frame["package"].to_numpy(dtype=object, copy=True),
         frame=frame,
         DESCR=_DEBIAN_SMALL_DESCR,
@@ -151,7 +152,7 @@ def load_debian_small(*, return_X_y: bool = False) -> Bunch | tuple[list[str], n
 
 def load_debian_sections(
     *, return_X_y: bool = False
-) -> Bunch | tuple[list[str], np.ndarray, list[str], np.ndarray, list[str], np.ndarray]:
+) -> Bunch | tuple[list[str], _np.ndarray, list[str], _np.ndarray, list[str], _np.ndarray]:
     """Load 24,186 Debian descriptions in 58 power-law sections, split train/quantification/test.
 
     For model selection by quantification bounds (Balikas et al., IDA 2015): train each
@@ -191,16 +192,16 @@ def load_debian_sections(
         return tuple(parts[f"{v}_{s}"] for s in _SPLITS for v in ("X", "y"))  # type: ignore[return-value]
     return Bunch(
         **parts,
-        target_names=np.array(sorted(set(frame["section"])), dtype=object),
+        target_names=_np.array(sorted(set(frame["section"])), dtype=object),
         frame=frame,
         DESCR=_DEBIAN_SECTIONS_DESCR,
     )
 
 
-def _nl_features(forms: np.ndarray) -> np.ndarray:
+def _nl_features(forms: _np.ndarray) -> _np.ndarray:
     """Letters at the fixed end/start positions of each form, padded with "_"."""
     width = _NL_END + _NL_START
-    X = np.full((len(forms), width), _NL_PAD, dtype="<U1")
+    X = _np.full((len(forms), width), _NL_PAD, dtype="<U1")
     for i, form in enumerate(forms):
         tail = form[-_NL_END:][::-1]  # end-1 is the last letter
         X[i, : len(tail)] = list(tail)
@@ -209,13 +210,13 @@ def _nl_features(forms: np.ndarray) -> np.ndarray:
     return X
 
 
-@functools.cache
-def _nl_cached() -> tuple[pd.DataFrame, np.ndarray]:
+@_functools.cache
+def _nl_cached() -> tuple[_pd.DataFrame, _np.ndarray]:
     frame = _read("nl_lemma.tsv.gz")
     return frame, _nl_features(frame["form"].to_numpy())
 
 
-def load_nl_lemma(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
+def load_nl_lemma(*, return_X_y: bool = False) -> Bunch | tuple[_np.ndarray, _np.ndarray]:
     """Load 70,000 Dutch word forms labelled with their form -> lemma suffix transformation.
 
     Parameters
@@ -254,7 +255,7 @@ def load_nl_lemma(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.n
     return Bunch(
         data=X,
         target=y,
-        target_names=np.array(sorted(set(y)), dtype=object),
+        target_names=_np.array(sorted(set(y)), dtype=object),
         feature_names=list(NL_LEMMA_FEATURE_NAMES),
         forms=frame["form"].to_numpy(dtype=object, copy=True),
         lemmas=frame["lemma"].to_numpy(dtype=object, copy=True),

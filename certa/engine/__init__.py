@@ -7,7 +7,7 @@ from .executors import ClusterLostError, DaskExecutor, InlineExecutor, RayExecut
 from .plans import JKFoldPlan, Plan, RandomSplitPlan, SplitsPlan
 from .runner import RunInterrupted, run
 from .selection import Selection
-from .store import MemoryStore, SQLiteStore, Store
+from .store import MemoryStore, SQLiteStore, Store, remove_store
 from .strategy import Strategy
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
            "candidates_from_grid",
            "derive_seed",
            "named_candidates",
+           "remove_store",
            "resolve_executor",
            "run",
 ]

@@ -129,7 +129,11 @@ class LocalProcessExecutor(Executor):
         # not a bare fork, which hangs when the parent has used OpenMP or holds locks in other
         # threads; and unlike multiprocessing's spawn / forkserver, it does not re-run the
         # user's __main__ module in each worker (a script without a main guard works).
-        from loky.backend.context import get_context
+        # joblib's own copy of loky, not the standalone package: importing the latter re-registers
+        # multiprocessing's "loky" context, so joblib (GridSearchCV(n_jobs=2) later in the same
+        # process) would start its workers with the other copy's resource tracker and print
+        # KeyError tracebacks and "leaked file objects" warnings (issue 25 item 9).
+        from joblib.externals.loky.backend.context import get_context
 
         ctx = get_context("loky")
         return ProcessPool(max_workers=self._max_workers, initializer=_limit_threads,

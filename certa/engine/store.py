@@ -270,7 +270,7 @@ class SQLiteStore(Store):
             except json.JSONDecodeError:
                 stored = {}
             raise ValueError(f"store {self.path!r} belongs to a different run: {_differences(stored, description)}; "
-                             "use a new file or the original settings")
+                             + START_OVER)
 
     def record(self, draw: Draw, outcome: Outcome) -> None:
         score = None if outcome.score is None or (isinstance(outcome.score, float) and math.isnan(outcome.score)) \
@@ -489,16 +489,97 @@ _PART_NAMES = {"strategy": "strategy", "candidates": "candidates", "seed": "seed
                "plan": "split plan", "settings": "evaluator settings"}
 
 
+def _plainjson(value):
+    """``value`` as it reads back from a store's JSON description (tuples become lists, ...)."""
+    return json.loads(json.dumps(value, default=repr, sort_keys=True))
+
+
+def _short(value) -> str:
+    text = json.dumps(value, default=repr, sort_keys=True) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _part_values(part: str, stored: dict, current: dict) -> str:
+    """What differs inside one part, with both values ("" when the store keeps only a hash of it)."""
+    if part == "strategy":
+        a, b = stored.get("strategy"), current.get("strategy")
+        if isinstance(a, dict) and isinstance(b, dict):
+            keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+            return ", ".join(f"{k} {_short(a.get(k))} in the store, {_short(b.get(k))} in this run" for k in keys)
+    if part == "seed" and "seed" in stored:
+        return f"{stored['seed']} in the store, {current.get('seed')} in this run"
+    if part == "candidates":
+        names_a, names_b = stored.get("candidates") or [], current.get("candidates") or []
+        params_a, params_b = stored.get("params") or [], current.get("params") or []
+        if len(names_a) != len(names_b):
+            return f"{len(names_a)} candidates in the store, {len(names_b)} in this run"
+        for i, (na, nb) in enumerate(zip(names_a, names_b)):
+            pa = params_a[i] if i < len(params_a) else None
+            pb = params_b[i] if i < len(params_b) else None
+            if na != nb or pa != pb:
+                return (f"candidate {i + 1} is {_short(na)} {_short(pa)} in the store, {_short(nb)} {_short(pb)} "
+                        "in this run")
+    return ""
+
+
 def _differences(stored: dict, current: dict) -> str:
-    """Which parts of a run's identity differ between a store's description and this run's."""
+    """Which parts of a run's identity differ between a store's description and this run's, with the values
+    where the store keeps them (settings, seed, candidates; data and code are kept as hashes only)."""
     a, b = stored.get("parts") or {}, current.get("parts") or {}
     if not a:
         return "the store does not say which part differs (written by another version)"
     diff = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
     if not diff:
         return "its fingerprint differs"
-    return "its " + ", ".join(_PART_NAMES.get(k, k) for k in diff) + (" differ" if len(diff) > 1 else " differs") \
-        + " from this run's"
+    current = _plainjson(current)
+    said = []
+    for k in diff:
+        values = _part_values(k, stored, current)
+        said.append(f"{_PART_NAMES.get(k, k)} ({values})" if values else _PART_NAMES.get(k, k))
+    return "its " + "; ".join(said) + (" differ" if len(diff) > 1 else " differs") + " from this run's"
+
+
+#: What a refused store's error suggests: how to start over on the same path.
+START_OVER = ("use a new file, the original settings, or start over on this path: certa.remove_store(path) "
+              "in Python, --overwrite with certa select")
+
+
+def remove_store(path: str | os.PathLike) -> bool:
+    """Delete a certa SQLite store and its SQLite side files (``-wal``, ``-shm``, ``-journal``) to start over.
+
+    Refuses a file that is not a SQLite database (so a wrong path cannot delete
+    another file). Do not call it while another process is running on the store.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store given to ``store=`` (or ``--store``).
+
+    Returns
+    -------
+    bool
+        True if a store was removed, False if there was none.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from certa.engine.store import SQLiteStore, remove_store
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.sqlite")
+    >>> SQLiteStore(path).close()
+    >>> remove_store(path), os.path.exists(path)
+    (True, False)
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(len(_SQLITE_MAGIC))
+    if head and head != _SQLITE_MAGIC:
+        raise ValueError(f"path {path!r} is not a SQLite file; remove_store refuses to delete it")
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    return True
 
 
 def as_store(store: Store | str | os.PathLike | None) -> Store:

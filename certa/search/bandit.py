@@ -362,7 +362,9 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     ``evaluate``) or a param grid / list of param dicts (the dict is passed).
     The data are split afresh for every evaluation: by ``split(data, seed) ->
     (train, test)`` if given, otherwise at random with ``test_size`` (``data``
-    may be a tuple of arrays, split together). A candidate whose evaluations fail
+    may be a tuple of arrays, split together). With ``data=(X, y)``, ``train`` and
+    ``test`` are ``(X, y)`` tuples (``X_train, y_train = train``); with one array they
+    are its two parts; without ``data`` (and ``split``) both are ``None``. A candidate whose evaluations fail
     ``max_failures`` times in a row is dropped (``Selection.dropped``); see :func:`certa.run`.
     ``callbacks`` are told about every evaluation as the run goes (see :func:`certa.run`).
 

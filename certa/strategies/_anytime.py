@@ -17,8 +17,12 @@ from ._glr import glr_delta_reached
 
 
 def anytime_confidence(scores: Sequence[Sequence[float]], best: int,
-                       dropped: Mapping[int, str] | None = None) -> dict:
+                       dropped: Mapping[int, str] | None = None, budget: int | None = None) -> dict:
     """``confidence`` (GLR, anytime-valid), ``guarantee`` in words and ``stopping`` for ``best``.
+
+    With ``budget`` (a fixed-budget strategy's) the words say what such a run can claim: the
+    choice after that budget, the confidence its scores reach (often 0: candidates eliminated
+    after a few scores cannot be ruled out), and that no confidence level is set in advance.
 
     Candidates dropped or without scores are left out; the confidence is 0 when another
     candidate has a higher mean (the statistic then cannot rule it out) and ``nan`` when
@@ -45,4 +49,29 @@ def anytime_confidence(scores: Sequence[Sequence[float]], best: int,
         top, zmin = glr_min_statistic_fast(mean, var, n)
         conf = 1.0 - glr_delta_reached(zmin, len(live)) if live[top] == best and mean[top] > np.delete(
             mean, top).max() else 0.0
-    return {"confidence": conf, "guarantee": guarantee_text(conf, 0.0, "glr"), "stopping": "glr"}
+    words = guarantee_text(conf, 0.0, "glr") if budget is None else fixed_budget_text(
+        conf, budget, min((len(scores[c]) for c in live), default=0))
+    return {"confidence": conf, "guarantee": words, "stopping": "glr"}
+
+
+def fixed_budget_text(confidence: float, budget: int, fewest: int) -> str:
+    """What a fixed-budget run can claim, in words (``fewest``: the fewest scores of a candidate).
+
+    Examples
+    --------
+    >>> fixed_budget_text(0.0, 50, 3)[:60]
+    'chosen after a fixed budget of 50 evaluations; its scores re'
+    """
+    from .thompson import _fmt_conf
+
+    what = f"chosen after a fixed budget of {budget} evaluations; "
+    if not np.isfinite(confidence):
+        what += "its scores are too few for any confidence"
+    else:
+        what += (f"its scores reach confidence {_fmt_conf(confidence)} that it is the best (anytime GLR, frequentist "
+                 "for Gaussian scores)")
+        if confidence < 0.5:
+            what += f": too few to rule out the others (some have only {fewest} scores)"
+    return (what + ". A fixed budget guarantees no confidence level: how often it chooses the best depends on "
+            "the unknown gaps between candidates (estimate it with certa simulate), or use a fixed-confidence "
+            "strategy")

@@ -171,7 +171,7 @@ class SequentialHalving(_Rounds):
             best = int(max(self._survivors, key=lambda c: (means[c], -c)))
         return {"best": best, "estimates": self._means(), "evaluations": self._counts(),
                 "rounds": self._history, "spent": int(self._counts().sum()),
-                **anytime_confidence(self._scores, best, self._dropped)}
+                **anytime_confidence(self._scores, best, self._dropped, self.budget)}
 
 
 class EqualAllocation(_Rounds):
@@ -215,4 +215,4 @@ class EqualAllocation(_Rounds):
         means[list(self._dropped)] = -np.inf  # never chosen while another candidate is left
         best = int(np.argmax(means))
         return {"best": best, "estimates": means, "evaluations": self._counts(),
-                **anytime_confidence(self._scores, best, self._dropped)}
+                **anytime_confidence(self._scores, best, self._dropped, self.budget)}

@@ -334,8 +334,15 @@ def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
 def _fmt_conf(p: float) -> str:
     if p >= 1.0 - 1e-12:
         return "1"
+    # rounded (0.95473 reads 0.955), with a digit more while rounding up would give a shorter,
+    # rounder number, so a confidence just below a target never reads as the target (0.94996, not 0.95)
     digits = max(2, int(np.ceil(-np.log10(max(1.0 - p, 1e-12)))) + 1)
-    return f"{np.floor(p * 10 ** digits) / 10 ** digits:.{digits}f}".rstrip("0").rstrip(".")
+    while True:
+        text = f"{p:.{digits}f}"
+        short = text.rstrip("0").rstrip(".")
+        if float(text) <= p or len(short) == len(text) or digits >= 12:
+            return short
+        digits += 1
 
 
 class TopTwoThompson(_Confident):
