@@ -527,3 +527,39 @@ def test_fold_confirmation_judges_settings_not_fold_models():
     assert d2["beat_baseline"] and d2["pvalue"] == 0.0 and d2["difference"] == pytest.approx(0.03)
     with pytest.raises(ValueError, match="same K >= 2 folds"):
         confirm_vs_baseline_folds(ch[:1], base[:1], n_train=100)
+
+
+def test_baseline_rule_evidence_chooses_what_the_confirmation_favours_and_keeps_the_test_as_a_claim():
+    # issue 24, #14: the same race, two rules. Gate: the default stays unless the corrected k-fold t test
+    # shows it beaten. Evidence: the challenger whenever its 5-fold mean is higher (ties: the default).
+    X, y = load_digits(return_X_y=True)
+    grid = {"min_samples_leaf": [1, 2, 3, 5, 8], "criterion": ["gini", "entropy"]}
+    kw = dict(schedule=[0.25, 0.5, 1.0], survival="race", random_state=0, refit=False, progress=False)
+    for base in ({"min_samples_leaf": 1, "criterion": "gini"}, {"min_samples_leaf": 2, "criterion": "entropy"}):
+        est = DecisionTreeClassifier(random_state=0, **base)
+        gate = ProgressiveSearchCV(est, grid, baseline_rule="gate", **kw).fit(X, y)
+        ev = ProgressiveSearchCV(est, grid, baseline_rule="evidence", **kw).fit(X, y)
+        v, w = gate.vs_baseline_, ev.vs_baseline_
+        # the same rounds and the same confirmation: only the final choice differs
+        assert gate.rounds_["score"].tolist() == ev.rounds_["score"].tolist()
+        assert (w["difference"], w["pvalue"], w["beat_baseline"]) == (v["difference"], v["pvalue"], v["beat_baseline"])
+        assert v["rule"] == "gate" and w["rule"] == "evidence"
+        assert gate.best_params_ == (v["challenger"] if v["beat_baseline"] else base)
+        assert ev.best_params_ == (v["challenger"] if v["difference"] > 0 else base)
+        if base["criterion"] == "gini":  # the challenger is ahead in the confirmation but not shown better
+            assert 0 < v["difference"] and not v["beat_baseline"]
+            assert gate.best_params_ == base and ev.best_params_ == v["challenger"] != base
+    # without a confirmation the evidence is the final round: its leader (the baseline wins ties)
+    est = DecisionTreeClassifier(random_state=0, min_samples_leaf=1)
+    ev = ProgressiveSearchCV(est, grid, baseline_rule="evidence", confirm_folds=None, **kw).fit(X, y)
+    last = ev.rounds_[ev.rounds_["round"] == ev.rounds_["round"].max()]
+    top = last[last["score"] == last["score"].max()]["candidate"].tolist()
+    base_i = ev.cv_results_["params"].index({"min_samples_leaf": 1, "criterion": "gini"})
+    assert ev.best_index_ == (base_i if base_i in top else top[0])
+    with pytest.raises(ValueError, match="baseline_rule"):
+        ProgressiveSearchCV(DecisionTreeClassifier(), grid, baseline_rule="vote", **kw).fit(X, y)
+    with pytest.raises(ValueError, match="baseline_rule"):
+        ProgressiveSampling(1000, "psearch", survival="mean", baseline_rule="evidence")
+    assert "baseline_rule" not in ProgressiveSampling(1000, "psearch", survival="race", baseline=0).spec()
+    assert ProgressiveSampling(1000, "psearch", survival="race", baseline=0,
+                               baseline_rule="evidence").spec()["baseline_rule"] == "evidence"

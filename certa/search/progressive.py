@@ -89,6 +89,11 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         McNemar for accuracy) shows it better at ``1 - confidence``. ``"auto"``:
         5. ``None``: the final round's examples decide (Bonferroni over the
         settings compared), as before issue #14's rerun.
+    baseline_rule : "gate", "evidence" or "auto"
+        Race with a baseline: ``"gate"`` keeps the baseline unless the confirmation
+        test shows it beaten; ``"evidence"`` chooses what the evidence favours (the
+        challenger if its confirmation mean is higher) and reports the test against
+        the baseline as a claim (``vs_baseline_["beat_baseline"]``).
     bin_width : float or None
         Score-bin width for the floor (``None``: one bin per distinct score).
     train_fraction : float, default=0.8
@@ -175,7 +180,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     def __init__(self, estimator: Any, param_grid: Any, *, schedule: Any = "psearch", survival: Any = "auto",
                  floor: float | str | None = "auto", bin_width: float | None = None, confidence: float = 0.95,
                  cap: float | str | None = "auto", baseline: Any = "auto", budget: float | str | None = "auto",
-                 confirm_folds: int | str | None = "auto", train_fraction: float = 0.8,
+                 confirm_folds: int | str | None = "auto", baseline_rule: str = "auto", train_fraction: float = 0.8,
                  eval_fraction: float | None = 0.2, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None,
@@ -191,6 +196,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         self.baseline = baseline
         self.budget = budget
         self.confirm_folds = confirm_folds
+        self.baseline_rule = baseline_rule
         self.train_fraction = train_fraction
         self.eval_fraction = eval_fraction
         self.scoring = scoring
@@ -238,7 +244,8 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
                                        confidence=self.confidence, cap=self.cap if race or self.cap != "auto" else None,
                                        baseline=baseline, budget=self.budget if race or self.budget != "auto" else None,
                                        confirm_folds=self.confirm_folds if baseline is not None or
-                                       self.confirm_folds != "auto" else None)
+                                       self.confirm_folds != "auto" else None,
+                                       baseline_rule=_baseline_rule(self.baseline_rule, self.schedule, baseline))
         self.survival_ = survival
         self.sizes_ = list(strategy.sizes)
         evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring,
@@ -261,6 +268,21 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         if self.refit:
             self.best_estimator_, self.refit_time_ = refit_best(self.estimator, self.best_params_, X, y, fit_params)
         return self
+
+
+#: Default baseline rule of the race per schedule (issue 24's benchmark, docs/progressive.md).
+AUTO_BASELINE_RULE = {"paramsearch": "gate", "psearch": "gate"}
+
+
+def _baseline_rule(rule: Any, schedule: Any, baseline: int | None) -> str:
+    """``baseline_rule`` with ``"auto"`` resolved for ``schedule`` (``"gate"`` without a baseline)."""
+    if not isinstance(rule, str) or rule not in ("auto", "gate", "evidence"):
+        raise ValueError(f"baseline_rule must be 'auto', 'gate' or 'evidence', got {rule!r}")
+    if rule == "auto":
+        return AUTO_BASELINE_RULE.get(schedule, "gate") if baseline is not None and isinstance(schedule, str) else "gate"
+    if rule == "evidence" and baseline is None:
+        raise ValueError("baseline_rule='evidence' belongs to survival='race' with a baseline")
+    return rule
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -48,6 +48,9 @@ RACE_CAP_DEFAULT = "budget"
 RACE_BUDGET = 2.0
 #: Default number of folds of the final confirmation against the baseline.
 RACE_CONFIRM_FOLDS = 5
+#: How the race's final choice treats the baseline: "gate" keeps it unless a test shows it beaten;
+#: "evidence" chooses what the evidence favours and reports the test against the baseline as a claim.
+BASELINE_RULES = ("gate", "evidence")
 #: PSearch's floor, also the race's default floor.
 PSEARCH_FLOOR = 0.2
 
@@ -304,6 +307,13 @@ class ProgressiveSampling(Strategy):
         same folds for both; every training example predicted once by each), and
         the choice is the challenger only if it is better there (one-sided test at
         ``1 - confidence``). ``"auto"``: 5.
+    baseline_rule : {"gate", "evidence"}, default "gate"
+        Race with a baseline. ``"gate"``: the baseline stays the choice unless the
+        test shows it beaten (above). ``"evidence"``: the choice is what the evidence
+        favours -- the challenger if its mean score in the confirmation is higher than
+        the baseline's (without a confirmation: the final round's leader; the
+        baseline wins ties) -- and the test against the baseline is reported as a
+        claim (``beat_baseline``), not used as a gate.
 
     Attributes
     ----------
@@ -325,7 +335,7 @@ class ProgressiveSampling(Strategy):
                  survival: str | float | Callable | None = None, floor: float | str | None = "auto",
                  bin_width: float | None = None, *, confidence: float = 0.95, cap: float | str | None = "auto",
                  baseline: int | None = None, budget: float | str | None = "auto",
-                 confirm_folds: int | str | None = "auto") -> None:
+                 confirm_folds: int | str | None = "auto", baseline_rule: str = "gate") -> None:
         self.n_train = _check_n_train(n_train)
         self.sizes = schedule_sizes(schedule, self.n_train)
         self.schedule = schedule if isinstance(schedule, str) else [v if isinstance(v, (int, np.integer)) and not
@@ -391,6 +401,11 @@ class ProgressiveSampling(Strategy):
         if not race and (self.cap is not None or self.baseline is not None):
             raise ValueError("cap and baseline belong to survival='race'; the published rules keep their own "
                              f"survival (got survival={self.survival!r}, cap={self.cap!r}, baseline={self.baseline!r})")
+        if not isinstance(baseline_rule, str) or baseline_rule not in BASELINE_RULES:
+            raise ValueError(f"baseline_rule must be one of {BASELINE_RULES}, got {baseline_rule!r}")
+        if baseline_rule != "gate" and (self.baseline is None or not race):
+            raise ValueError("baseline_rule belongs to survival='race' with a baseline")
+        self.baseline_rule = baseline_rule
         if race and isinstance(self.cap, float) and self.floor is not None and self.cap < self.floor:
             raise ValueError(f"cap ({self.cap}) must not be below floor ({self.floor})")
 
@@ -402,6 +417,8 @@ class ProgressiveSampling(Strategy):
         for k in ("budget", "confirm_folds"):  # a race of the earlier runs (cap=0.5, no confirmation) keeps its spec
             if out.get(k, 0) is None:
                 out.pop(k)
+        if out.get("baseline_rule") == "gate":  # the rule of the runs before issue 24 keeps their spec
+            out.pop("baseline_rule")
         return out
 
     @property
@@ -508,7 +525,11 @@ class ProgressiveSampling(Strategy):
         if all((c, k) in ex for c in (ch, base) for k in range(K)):
             cv = confirm_vs_baseline_folds([ex[(ch, k)] for k in range(K)], [ex[(base, k)] for k in range(K)],
                                            n_train=self.n_train, confidence=self.confidence)
-            verdict = {"baseline": base, "challenger": ch, "choice": ch if cv["beat_baseline"] else base,
+            if self.baseline_rule == "gate":
+                choice = ch if cv["beat_baseline"] else base
+            else:  # what the evidence favours; the test stays a claim (beat_baseline)
+                choice = ch if cv["difference"] > 0 else base
+            verdict = {"baseline": base, "challenger": ch, "choice": choice, "rule": self.baseline_rule,
                        "beat_baseline": cv["beat_baseline"], "difference": cv["difference"], "ci_low": cv["ci_low"],
                        "ci_high": cv["ci_high"], "pvalue": cv["pvalue"], "pvalue_adjusted": cv["pvalue"],
                        "n_compared": 1, "n_examples": cv["n_examples"], "confidence": self.confidence,
@@ -598,7 +619,12 @@ class ProgressiveSampling(Strategy):
             rows = np.flatnonzero(alive == self.baseline)
             if len(rows) and finite[rows[0]]:
                 verdict = compare_with_baseline(self._example_matrix(alive), int(rows[0]), confidence=self.confidence)
+                if self.baseline_rule == "evidence":  # the final round's leader; the baseline wins ties
+                    base_score = scores[rows[0]]
+                    verdict["choice"] = int(rows[0]) if base_score >= np.nanmax(scores) else \
+                        int(np.flatnonzero(scores == np.nanmax(scores))[0])
                 choice = int(alive[verdict["choice"]])
+                verdict["rule"] = self.baseline_rule
                 verdict.update(choice=choice, baseline=self.baseline, round=r,
                                challenger=int(alive[verdict["challenger"]]) if verdict["challenger"] >= 0 else -1)
                 if self.confirm_folds is not None and verdict["challenger"] >= 0:
