@@ -199,14 +199,24 @@ def test_timeout_retried_gives_the_fault_free_result(tmp_path):
 
 def test_dask_worker_death_and_timeout(tmp_path):
     distributed = pytest.importorskip("distributed")
+    (tmp_path / "t").mkdir()
+    store = tmp_path / "t.sqlite"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         sel = run(JKFoldGrid(2), _Faulty(tmp_path, {1: "exit", 2: "raise"}), {"x": [0, 1, 2, 3]},
                   random_state=1, executor=client, retries=1)
-        with pytest.raises(ValueError, match="timeout= is not supported with a Dask executor"):
-            run(JKFoldGrid(2), _Faulty(tmp_path, {}), {"x": [0, 1]}, executor=client, timeout=5.0)
-    np.testing.assert_array_equal(sel.result["estimates"], _fault_free().result["estimates"])
-    assert (sel.evaluations["status"] == "ok").all()
+        # issue 26 item 8: a timeout is enforced on Dask (it was refused): the evaluation stuck in C code
+        # (holding the GIL, so its worker cannot even answer) is recorded as a timeout and its worker restarted
+        timed = run(JKFoldGrid(2), _Faulty(tmp_path / "t", {1: "c-loop"}), {"x": [0, 1, 2, 3]}, random_state=1,
+                    executor=client, retries=1, timeout=2.0, store=store)
+    clean = _fault_free().result["estimates"]
+    np.testing.assert_array_equal(sel.result["estimates"], clean)
+    np.testing.assert_array_equal(timed.result["estimates"], clean)
+    assert (sel.evaluations["status"] == "ok").all() and (timed.evaluations["status"] == "ok").all()
+    failed = sqlite3.connect(store).execute("SELECT draw_key, status, error FROM evaluations "
+                                            "WHERE status != 'ok'").fetchall()
+    assert len(failed) == 1 and failed[0][:2] == ("fold/c1/0.0", "timeout")
+    assert "timeout of 2.0 s" in failed[0][2] and "restarted" in failed[0][2]
 
 
 KILLED_MAIN = textwrap.dedent('''

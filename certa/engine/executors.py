@@ -259,6 +259,37 @@ class ClusterLostError(RuntimeError):
 DASK_NO_WORKER_GRACE = 120.0
 
 
+# In a Dask worker process: (worker address, task key) -> time.monotonic() when the evaluation started.
+_DASK_RUNNING: dict[tuple[str, str], float] = {}
+#: Seconds between two looks at the Dask workers for evaluations past their timeout.
+DASK_TIMEOUT_POLL = 0.25
+
+
+def _dask_task(fn: Callable, *args: Any) -> Any:
+    """Runs on a Dask worker: ``fn(*args)``, noting when it started so the client can enforce a timeout."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+        slot = (str(worker.address), str(worker.get_current_task()))
+    except Exception:  # noqa: BLE001 - not in a worker (a test calling it directly): no watch
+        slot = None
+    if slot is not None:
+        _DASK_RUNNING[slot] = time.monotonic()
+    try:
+        return fn(*args)
+    finally:
+        if slot is not None:
+            _DASK_RUNNING.pop(slot, None)
+
+
+def _dask_running(dask_worker: Any = None) -> dict[str, float]:
+    """Runs on each Dask worker (``client.run``): seconds each of its evaluations has been running, by task key."""
+    now = time.monotonic()
+    address = None if dask_worker is None else str(dask_worker.address)
+    return {key: now - t for (addr, key), t in list(_DASK_RUNNING.items()) if address is None or addr == address}
+
+
 class DaskExecutor(Executor):
     """A ``dask.distributed.Client`` as an executor, with a watch on its workers.
 
@@ -269,6 +300,16 @@ class DaskExecutor(Executor):
     ``no_worker_grace`` seconds, so a run on a cluster that lost every worker stops with a
     clear error instead of waiting forever (the evaluations already finished are recorded;
     with a store, run again to resume).
+
+    A per-evaluation ``timeout`` (``run(timeout=...)``) is enforced on the workers: each task
+    notes when its evaluation starts; :meth:`check_alive` asks the workers (``client.run``,
+    every :data:`DASK_TIMEOUT_POLL` s) how long their evaluations have been running, and an
+    evaluation past its limit is recorded with status ``"timeout"``, its task cancelled and its
+    worker restarted (``client.restart_workers``) to stop it, even inside C code. Other tasks
+    that were running on that worker are rerun by Dask. Restarting needs workers with a nanny
+    (the default of ``LocalCluster`` and ``dask worker``); a worker without one (threads in the
+    client's process, ``processes=False``) cannot be restarted: its evaluation is recorded as
+    timed out but keeps its thread until it returns.
 
     Parameters
     ----------
@@ -292,6 +333,11 @@ class DaskExecutor(Executor):
         self.no_worker_grace = float(no_worker_grace)
         self._inner = client.get_executor(pure=False)
         self._empty_since: float | None = None
+        self.timeout: float | None = None  # set by the runner (resolve_executor) for a run with timeout=
+        self._tasks: dict[str, tuple[Any, Future]] = {}
+        self._started: dict[str, tuple[str, float]] = {}  # task key -> (worker, client clock at its start)
+        self._last_look = -math.inf
+        self.restarted: list[str] = []  # workers restarted to stop an evaluation past its timeout
 
     @property
     def n_threads(self) -> int:
@@ -302,13 +348,94 @@ class DaskExecutor(Executor):
             return 1
 
     def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
-        return self._inner.submit(fn, *args, **kwargs)
+        if self.timeout is None:
+            return self._inner.submit(fn, *args, **kwargs)
+        task = self.client.submit(_dask_task, fn, *args, pure=False, **kwargs)
+        outer: Future = Future()
+        key = str(task.key)
+        self._tasks[key] = (task, outer)
+
+        def finished(done: Any) -> None:
+            self._tasks.pop(key, None)
+            if outer.done():
+                return
+            try:
+                result = done.result()
+            except BaseException as exc:  # noqa: BLE001 - passed on to the runner through the future
+                _settle(outer, exc=exc)
+            else:
+                _settle(outer, result=result)
+
+        task.add_done_callback(finished)
+        outer.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
+        return outer
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self._inner.shutdown(wait=wait)
 
+    def enforce_timeouts(self) -> None:
+        """Fail evaluations running past ``timeout`` with :class:`EvaluationTimeout`, and restart their workers.
+
+        Each worker with tasks of this run is asked how long its evaluations have been running.
+        A worker that does not answer within a second (an evaluation holding the GIL in C code
+        blocks the worker's event loop) is judged by what is known: the evaluations last seen
+        running on it, or, if none was seen yet, the first ``nthreads`` of its tasks, timed from
+        the first unanswered look. A restart goes through the worker's nanny, which answers.
+        """
+        if self.timeout is None or not self._tasks:
+            return
+        now = time.monotonic()
+        if now - self._last_look < DASK_TIMEOUT_POLL:
+            return
+        self._last_look = now
+        try:
+            workers = self.client.scheduler_info().get("workers", {})
+            processing = self.client.processing()
+        except Exception:  # noqa: BLE001 - the scheduler is busy or going away: look again next time
+            return
+        for address, info in workers.items():
+            mine = [str(k) for k in processing.get(address, ()) if str(k) in self._tasks]
+            if not mine:
+                continue
+            try:
+                answer = self.client.sync(self.client._run, _dask_running, workers=[address], callback_timeout=1.0)
+                running = answer.get(address, {})
+            except Exception:  # noqa: BLE001 - no answer: judged by what is known (see above)
+                if not any(a == address for a, _ in self._started.values()):
+                    for key in mine[:max(1, int(info.get("nthreads", 1)))]:
+                        self._started[key] = (address, now)
+                continue
+            for key in [k for k, (a, _) in self._started.items() if a == address and k not in running]:
+                del self._started[key]
+            for key, secs in running.items():
+                if key in self._tasks:
+                    self._started[key] = (address, now - secs)
+        late: dict[str, list[tuple[str, float]]] = {}
+        for key, (address, t0) in list(self._started.items()):
+            if key not in self._tasks:
+                del self._started[key]
+            elif now - t0 > self.timeout:
+                late.setdefault(address, []).append((key, now - t0))
+        for address, items in late.items():
+            for key, secs in items:
+                del self._started[key]
+                task, outer = self._tasks.pop(key)
+                _settle(outer, exc=EvaluationTimeout(
+                    f"evaluation exceeded the timeout of {self.timeout} s (running {secs:.1f} s on Dask worker "
+                    f"{address}, which is restarted to stop it)"))
+                task.cancel()
+            try:
+                self.client.restart_workers([address], raise_for_error=False)
+                self.restarted.append(address)
+            except Exception:  # noqa: BLE001 - no nanny: the evaluation keeps its thread (see the class docstring)
+                pass
+
     def check_alive(self, now: float | None = None) -> None:
-        """Raise :class:`ClusterLostError` if the cluster has had no workers for the grace period."""
+        """Raise :class:`ClusterLostError` if the cluster has had no workers for the grace period.
+
+        Also enforces the timeout (:meth:`enforce_timeouts`) when the run has one.
+        """
+        self.enforce_timeouts()
         now = time.monotonic() if now is None else now
         try:
             n = len(self.client.scheduler_info().get("workers", {}))
@@ -324,6 +451,19 @@ class DaskExecutor(Executor):
                 f"the Dask cluster has had no workers for {now - self._empty_since:.0f} s "
                 f"(no_worker_grace={self.no_worker_grace:g} s); the evaluations that finished are recorded: "
                 "start workers and run again with the same store to resume")
+
+
+def _settle(future: Future, result: Any = None, exc: BaseException | None = None) -> None:
+    """Set a future's result or exception unless it is already done (cancelled, or timed out first)."""
+    from concurrent.futures import InvalidStateError
+
+    try:
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+    except InvalidStateError:
+        pass
 
 
 def _effective_workers(n_jobs: int | None) -> int:
@@ -346,8 +486,9 @@ def resolve_executor(executor: Any = None, n_jobs: int | None = 1,
     the worker, so it needs one even for ``n_jobs=1``), a
     ``concurrent.futures.Executor``, a ``dask.distributed.Client`` (wrapped in a
     :class:`DaskExecutor`, which also stops a run whose cluster has lost every worker;
-    pass a ``DaskExecutor`` to set its grace period), or the string ``"ray"``. ``timeout`` is refused for
-    Dask and Ray, which cannot stop a running task.
+    pass a ``DaskExecutor`` to set its grace period), or the string ``"ray"``. ``timeout`` is
+    enforced on Dask by restarting the worker of an evaluation past it (see :class:`DaskExecutor`),
+    and refused for Ray, which cannot stop a running task.
     """
     n_workers = _effective_workers(n_jobs)
     timeout = check_timeout(timeout)
@@ -367,10 +508,8 @@ def resolve_executor(executor: Any = None, n_jobs: int | None = 1,
         raise ValueError(f"executor must be an Executor, a dask Client or 'ray', got {executor!r}")
     is_client = type(executor).__name__ == "Client" and hasattr(executor, "get_executor")
     if is_client or isinstance(executor, DaskExecutor):
-        if timeout is not None:
-            raise ValueError("timeout= is not supported with a Dask executor (Dask cannot stop a running task); "
-                             "use the local executor (executor=None) for a hard timeout, or no timeout")
         dask_pool = DaskExecutor(executor) if is_client else executor
+        dask_pool.timeout = timeout
         return dask_pool, dask_pool.n_threads, is_client
     if isinstance(executor, Executor):
         workers = getattr(executor, "_max_workers", None) or n_workers

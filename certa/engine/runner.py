@@ -17,6 +17,7 @@ from .candidates import Candidate, as_candidates, jsonable_params
 from .draws import Draw, Outcome
 from .evaluators import MISSING_EVALUATOR, Evaluator, execute, execute_shipped
 from .executors import (
+    DASK_TIMEOUT_POLL,
     EvaluationTimeout,
     InlineExecutor,
     LocalProcessExecutor,
@@ -180,8 +181,10 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         Seconds allowed per evaluation, a hard limit with the local executor: an
         evaluation still running ``0.1`` s after it (in C code, say) has its worker
         process killed and replaced, and is recorded with status ``"timeout"``. With
-        a timeout, ``n_jobs=1`` runs the evaluations in one worker process. Refused
-        (``ValueError``) with Dask or Ray, which cannot stop a running task; with
+        a timeout, ``n_jobs=1`` runs the evaluations in one worker process. On Dask,
+        an evaluation past it is recorded as ``"timeout"`` within about 0.25 s and its
+        worker restarted (see ``DaskExecutor``). Refused (``ValueError``) with Ray,
+        which cannot stop a running task; with
         another ``Executor`` it is enforced with ``SIGALRM`` where the evaluation runs
         in a process's main thread. ``None``: no limit (infinity is refused).
     progress : bool or "auto"
@@ -426,6 +429,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 elif futures:
                     if alive is None:
                         wait(futures, return_when=FIRST_COMPLETED)
+                    elif timeout is not None:  # (Dask) look for evaluations past their limit as well
+                        wait(futures, timeout=DASK_TIMEOUT_POLL, return_when=FIRST_COMPLETED)
+                        alive()
                     elif not wait(futures, timeout=_HEALTH_POLL, return_when=FIRST_COMPLETED).done:
                         alive()  # nothing finished: is there still a worker to finish it?
                 collect()
