@@ -16,10 +16,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
+from _gate import gate_env, wait_until
 from scipy.optimize import minimize_scalar
 
 import certa
@@ -182,8 +182,10 @@ def test_ctrl_c_in_the_python_api_keeps_every_evaluation_and_gives_the_selection
 SLOW = """
 import time
 import numpy as np
+from _gate import gate
 
 def evaluate(params, seed):
+    gate()
     time.sleep(0.05)
     return params["m"] + float(np.random.default_rng(seed).normal(0, 0.05))
 """
@@ -207,8 +209,11 @@ def _rows(path) -> int:
         return 0
 
 
-def _start_select(project, store: str, stopping: str, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+def _start_select(project, store: str, stopping: str, *extra: str, gate_at: int) -> subprocess.Popen:
+    # evaluations after the gate_at-th block until the test's signal: the run is signalled in a known
+    # state (gate_at recorded, none finishing), whatever the machine's speed
+    env = gate_env(project, gate_at, {**os.environ,
+                                      "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
     return subprocess.Popen([sys.executable, "-m", "certa.cli", "select", "--evaluate", "slow:evaluate",
                              "--candidates", "cands.toml", "--confidence", "0.9999", "--stopping", stopping,
                              "--store", store, "--json", "--no-progress", *extra],
@@ -217,9 +222,7 @@ def _start_select(project, store: str, stopping: str, *extra: str) -> subprocess
 
 
 def _signal_after(proc: subprocess.Popen, store, n_rows: int, sig: int) -> tuple[str, str]:
-    deadline = time.monotonic() + 120
-    while _rows(store) < n_rows and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
+    wait_until(lambda: _rows(store) >= n_rows, f"{n_rows} evaluations recorded", proc)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     return out, err
@@ -227,7 +230,7 @@ def _signal_after(proc: subprocess.Popen, store, n_rows: int, sig: int) -> tuple
 
 @pytest.mark.parametrize("stopping", ["glr", "bayes"])
 def test_sigkill_then_load_and_show_give_the_anytime_answer(project, stopping, capsys):
-    proc = _start_select(project, "killed.sqlite", stopping)
+    proc = _start_select(project, "killed.sqlite", stopping, gate_at=25)
     _signal_after(proc, project / "killed.sqlite", 25, signal.SIGKILL)
     assert proc.returncode == -signal.SIGKILL
     scores = store_scores(str(project / "killed.sqlite"), 3)
@@ -245,14 +248,14 @@ def test_sigkill_then_load_and_show_give_the_anytime_answer(project, stopping, c
 
 @pytest.mark.parametrize("sig, code, stopping", [(signal.SIGINT, 130, "glr"), (signal.SIGTERM, 143, "bayes")])
 def test_sigint_and_sigterm_print_the_anytime_answer_and_exit_nonzero(project, sig, code, stopping):
-    proc = _start_select(project, "cut.sqlite", stopping)
+    proc = _start_select(project, "cut.sqlite", stopping, gate_at=25)
     out, err = _signal_after(proc, project / "cut.sqlite", 25, sig)
     assert proc.returncode == code, err
     name = "SIGINT" if sig == signal.SIGINT else "SIGTERM"
     assert f"interrupted by {name}" in err and "cut.sqlite" in err
     summary = json.loads(out)
     scores = store_scores(str(project / "cut.sqlite"), 3)
-    assert summary["n_evaluations"] == sum(map(len, scores)) >= 25   # every finished evaluation kept
+    assert summary["n_evaluations"] == sum(map(len, scores)) == 25   # every finished evaluation kept
     best, conf = (glr_reference if stopping == "glr" else bayes_reference)(scores)
     assert summary["choice"]["name"] == list(MEANS)[best]
     assert summary["bandit"]["confidence"] == pytest.approx(conf, abs=1e-6)
@@ -295,10 +298,9 @@ def test_sequential_halving_cut_short_recommends_its_best_survivor_with_the_glr_
 def test_ctrl_c_to_the_process_group_with_workers_records_no_failure(project):
     # a terminal's Ctrl-C reaches the workers too: they ignore it, the main process stops them,
     # so the evaluations they were running are not recorded as failed (a resume redoes them)
-    proc = _start_select(project, "pg.sqlite", "glr", "--strategy", "batch", "--workers", "2", "-j", "2")
-    deadline = time.monotonic() + 120
-    while _rows(project / "pg.sqlite") < 10 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
+    proc = _start_select(project, "pg.sqlite", "glr", "--strategy", "batch", "--workers", "2", "-j", "2",
+                         gate_at=10)
+    wait_until(lambda: _rows(project / "pg.sqlite") >= 10, "10 evaluations recorded", proc)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err

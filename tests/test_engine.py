@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from _gate import gate_env, wait_until
 
 from certa import FunctionEvaluator, JKFoldGrid, SQLiteStore, run
 from certa.engine import Draw, Outcome, derive_seed
@@ -121,9 +122,11 @@ def test_store_roundtrip(tmp_path):
 SCRIPT = textwrap.dedent('''
     import json, sys, time
     import numpy as np
+    from _gate import gate
     from certa import FunctionEvaluator, JKFoldGrid, run
 
     def slow_score(params, seed):
+        gate()  # with CERTA_TEST_GATE set (tests/_gate.py): the evaluations after the N-th wait to be killed
         time.sleep(0.04)
         return params["x"] + np.random.default_rng(seed).normal(0, 0.3)
 
@@ -153,11 +156,9 @@ def test_resume_after_sigkill(tmp_path):
     script.write_text(SCRIPT)
     store = tmp_path / "run.sqlite"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, str(script), str(store), "2"], env=env,
+    proc = subprocess.Popen([sys.executable, str(script), str(store), "2"], env=gate_env(tmp_path, 12, env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.time() + 120
-    while _count(store) < 12 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.02)
+    wait_until(lambda: _count(store) >= 12, "12 evaluations recorded", proc)  # the 13th on wait to be killed
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     before = sqlite3.connect(store).execute("SELECT draw_key, score FROM evaluations").fetchall()

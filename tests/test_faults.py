@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from _gate import wait_until
 
 from certa import FunctionEvaluator, JKFoldGrid, run
 from certa.engine import Draw, MemoryStore, Outcome, SQLiteStore
@@ -241,14 +242,11 @@ def test_workers_exit_when_the_main_process_is_killed(tmp_path):
     pids_dir.mkdir()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.Popen([sys.executable, str(script), str(pids_dir)], env=env)
-    deadline = time.time() + 120
-    while len(os.listdir(pids_dir)) < 2 and time.time() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: len(os.listdir(pids_dir)) >= 2, "both workers evaluating", proc)
     pids = [int(p) for p in os.listdir(pids_dir)]
     assert len(pids) == 2
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    deadline = time.time() + 10
 
     def alive(pid):
         try:
@@ -257,9 +255,8 @@ def test_workers_exit_when_the_main_process_is_killed(tmp_path):
             return False
         return True
 
-    while any(alive(p) for p in pids) and time.time() < deadline:
-        time.sleep(0.1)
-    assert not any(alive(p) for p in pids), "workers outlived their killed main process"
+    # a state: every worker gone (they would loop in C code for minutes); the guard only names a hang
+    wait_until(lambda: not any(alive(p) for p in pids), "workers outlived their killed main process", guard=120)
 
 
 # -- item 4: several processes on one store ------------------------------------------------------
@@ -337,9 +334,7 @@ def test_processes_share_a_store_each_draw_once(tmp_path):
 
 def test_shared_store_survives_a_killed_process(tmp_path):
     store, (victim, survivor) = _start_shared(tmp_path, 2)
-    deadline = time.time() + 300
-    while _rows(store) < 6 and time.time() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: _rows(store) >= 6, "6 evaluations recorded")  # (if the victim is done by then, so be it)
     victim.kill()  # SIGKILL: its claim on the draw it was evaluating is left behind
     victim.communicate()
     out, err = survivor.communicate(timeout=600)

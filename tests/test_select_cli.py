@@ -5,9 +5,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
+from _gate import gate_env, wait_until
 
 from certa.cli import main
 from certa.userfiles import UserFileError, read_candidates, resolve_function
@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
+from _gate import gate
 from certa.datasets import load_debian_small
 
 X, y = load_debian_small(return_X_y=True)
@@ -26,6 +27,7 @@ X, y = np.asarray(X[:500], dtype=object), np.asarray(y[:500])
 
 def evaluate(params, seed):
     """Train on a fresh random 80 % of the data (by seed), score on the rest."""
+    gate()  # with CERTA_TEST_GATE set (tests/_gate.py): the evaluations after the N-th wait to be killed
     time.sleep({sleep})
     idx = np.random.default_rng(seed).permutation(len(X))
     tr, te = idx[:400], idx[400:]
@@ -72,13 +74,12 @@ def test_killed_select_resumes_to_the_uninterrupted_result(project, capsys):
     n_whole = whole["n_evaluations"]
     assert whole["finished"] and n_whole >= 9
 
-    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    env = gate_env(project, 5, {**os.environ,
+                                "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
     proc = subprocess.Popen([sys.executable, "-m", "certa.cli", "select", "--evaluate", "slowev:evaluate", *ARGS,
                              "--store", "cut.sqlite"], cwd=project, env=env, stdout=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while _rows(project / "cut.sqlite") < 5 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
+    try:  # the 6th evaluation waits to be killed (tests/_gate.py): killed at 5 recorded, whatever the speed
+        wait_until(lambda: _rows(project / "cut.sqlite") >= 5, "5 evaluations recorded", proc)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()

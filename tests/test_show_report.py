@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 
 import matplotlib
 import numpy as np
@@ -23,6 +22,7 @@ from certa.report import build_report
 from certa.summary import candidate_intervals, ranked_table
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _gate import gate_env, wait_until
 from run_stores import KILLED_SCRIPT, build_all
 
 METHODS = ["jkfold", "bandit", "progressive", "quantification", "nested"]
@@ -48,15 +48,15 @@ def killed(tmp_path_factory):
     store = str(d / "killed.sqlite")
     script = d / "run.py"
     script.write_text(KILLED_SCRIPT.format(tests=os.path.dirname(__file__), store=store))
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=str(d), env={**os.environ, "PYTHONPATH": os.getcwd()})
+    # the 9th scoring blocks until the kill (tests/_gate.py): read at 3 rows, killed at 8, whatever the speed
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=str(d),
+                            env=gate_env(d, 8, {**os.environ, "PYTHONPATH": os.getcwd()}))
     seen_running = []
     try:
-        deadline = time.monotonic() + 120
-        while _rows(store) < 8 and time.monotonic() < deadline and proc.poll() is None:
-            if _rows(store) >= 3 and not seen_running:
-                sel = certa.load(store)  # read while the other process writes
-                seen_running.append((sel.n_evaluations, sel.finished, _rows(store)))
-            time.sleep(0.05)
+        wait_until(lambda: _rows(store) >= 3, "3 evaluations recorded", proc)
+        sel = certa.load(store)  # read while the other process writes
+        seen_running.append((sel.n_evaluations, sel.finished, _rows(store)))
+        wait_until(lambda: _rows(store) >= 8, "8 evaluations recorded", proc)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
