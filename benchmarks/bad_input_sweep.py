@@ -378,6 +378,69 @@ CASES = [
     CLI("C24", "unknown subcommand", ["frobnicate"], ["invalid choice", "frobnicate"]),
     CLI("C25", "simulate: --confidence 2", ["simulate", "--means", "0.5,0.6", "--sds", "0.1,0.1", "--confidence", "2"], ["confidence"]),
     CLI("C26", "compare: --repeats 0", ["compare", "--scores", "{t}", "--columns", "a,b", "--repeats", "0", "--folds", "2"], ["--repeats"], {"s.csv": b"a,b\n1,2\n3,4\n"}),
+    # ---------------------------------------------------------------- issue 26 (second sweep) and issue 24 #11
+    C("H01", "JKFoldSearchCV", "NaN in y (classifier)", "t = y.astype(float); t[3] = np.nan; J().fit(X, t)", ["y contains NaN"]),
+    C("H02", "BanditSearchCV", "NaN in y (classifier)", "t = y.astype(float); t[3] = np.nan; B().fit(X, t)", ["y contains NaN"]),
+    C("H03", "JKFoldSearchCV", "empty X", "J().fit(np.empty((0, 4)), np.empty(0))", ["X:"]),
+    C("H04", "JKFoldSearchCV", "X = ['a b'] * 60 for a numeric estimator", "J().fit(['a b'] * 60, np.array([0, 1] * 30))", ["X:", "1-D sequence of str"]),
+    C("H05", "ProgressiveSearchCV", "X = ['a b'] * 60 for a numeric estimator", "P().fit(['a b'] * 60, np.array([0, 1] * 30))", ["X:", "1-D sequence of str"]),
+    OK("H06", "JKFoldSearchCV", "error_score='raise' raises at the first failed fit, the rest of the grid not run",
+       "try:\n    J(est=AlwaysFails(), error_score='raise', n_repeats=2).fit(X, y)\nexcept RuntimeError as e:\n"
+       "    assert 'always fails' in str(e), e\nelse:\n    raise AssertionError('no error')\nassert _N['n'] == 1, _N['n']"),
+    C("H07", "certa.run", "store='' (SQLite would keep nothing)", "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, store='')", ["store", "nothing would be kept"]),
+    C("H08", "certa.run", "store in a missing directory", "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, store=os.path.join(TMP, 'no', 'such', 's.sqlite'))", ["does not exist", "no/such"]),
+    C("H09", "certa.run", "store where a file cannot be created (sysfs)", "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, store='/sys/fs/certa-sweep.sqlite')", ["cannot be created", "/sys/fs"]),
+] + [
+    C(f"H1{i}", "certa.run", f"store row with {what}",
+      "p = os.path.join(TMP, 'rows.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
+      "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
+      f"c = sqlite3.connect(p); c.execute({sql!r}, {args}); c.commit(); c.close()\n_N['n'] = 0\n"
+      "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)", ["rows.sqlite", "malformed row (seq 2)"])
+    for i, (what, sql, args) in enumerate([
+        ("seed 'x'", "UPDATE evaluations SET draw=json_set(draw, '$.seed', 'x') WHERE seq=2", "()"),
+        ("status 'weird'", "UPDATE evaluations SET status='weird' WHERE seq=2", "()"),
+        ("attempt=-5", "UPDATE evaluations SET attempt=-5 WHERE seq=2", "()"),
+        ("100,000 levels of nested JSON", "UPDATE evaluations SET details=? WHERE seq=2", "('[' * 100000 + ']' * 100000,)"),
+    ])
+] + [
+    C("H20", "certa.run", "edited method of a callable-class evaluator refuses the store",
+      "src = 'class Scorer:\\n    def __init__(self, sd):\\n        self.sd = sd\\n    def __call__(self, p, seed):\\n        return p[\"mu\"]\\n'\n"
+      "def make(s):\n    ns = {'__name__': 'user_module'}\n    exec(s, ns)\n    return ns['Scorer'](0.05)\n"
+      "p = os.path.join(TMP, 'cls.sqlite')\n"
+      "run(JKFoldGrid(3, 2), FunctionEvaluator(make(src)), {'mu': [0.6, 0.8]}, random_state=0, store=p)\n_N['n'] = 0\n"
+      "run(JKFoldGrid(3, 2), FunctionEvaluator(make(src.replace('return p', 'return 1.4 - p'))), {'mu': [0.6, 0.8]}, random_state=0, store=p)",
+      ["evaluation code"]),
+    C("H21", "JKFoldSearchCV", "edited predict of an estimator subclass refuses the store",
+      "src = 'from sklearn.linear_model import LogisticRegression\\nclass Flipped(LogisticRegression):\\n    def predict(self, X):\\n        return super().predict(X)\\n'\n"
+      "def make(s):\n    ns = {'__name__': 'user_module'}\n    exec(s, ns)\n    return ns['Flipped'](max_iter=300)\n"
+      "p = os.path.join(TMP, 'est.sqlite')\nJ(est=make(src), store=p).fit(X, y)\n_N['n'] = 0\n"
+      "J(est=make(src.replace('return super', 'return 2 - super')), store=p).fit(X, y)", ["estimator or its parameters"]),
+    OK("H22", "certa.run", "JKFoldGrid(3, 2), retries=0, three candidates lose a fold: compared on common folds, not the worst chosen",
+       "seeds = list(run(JKFoldGrid(3, 2), FunctionEvaluator(lambda p, s: 0.0), {'mu': [0.0]}, random_state=0).evaluations['seed'])\n"
+       "fails = {0.7: seeds[0], 0.8: seeds[1], 0.9: seeds[2]}\n"
+       "def ev(p, s):\n    if fails.get(p['mu']) == s:\n        raise RuntimeError('lost fold')\n    return p['mu'] + np.random.default_rng(s).normal(0, 0.01)\n"
+       "sel = run(JKFoldGrid(3, 2), FunctionEvaluator(ev), {'mu': [0.6, 0.7, 0.8, 0.9]}, random_state=0, retries=0)\n"
+       "assert sel.best_params == {'mu': 0.9}, sel.best_params\nassert len(sel.failures) == 3"),
+    OK("H23", "certa.run", "failures that could change the choice warn (FailedEvaluationsWarning)",
+       "seeds = list(run(JKFoldGrid(3, 2), FunctionEvaluator(lambda p, s: 0.0), {'mu': [0.0]}, random_state=0).evaluations['seed'])\n"
+       "def ev(p, s):\n    if p['mu'] == 0.72 and s == seeds[0]:\n        raise RuntimeError('lost fold')\n"
+       "    return p['mu'] + np.random.default_rng([s, int(100 * p['mu'])]).normal(0, 0.1)\n"
+       "with warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n"
+       "    run(JKFoldGrid(3, 2), FunctionEvaluator(ev), {'mu': [0.70, 0.72]}, random_state=0)\n"
+       "assert any('could have changed the choice' in str(x.message) for x in w), [str(x.message) for x in w]"),
+    C("H24", "certa.run", "score 1e308 in TopTwoThompson", "run(TopTwoThompson(0.9, max_evals=40), FunctionEvaluator(lambda p, s: 1e308 if p['mu'] == 0.8 else p['mu']), {'mu': [0.6, 0.8]}, random_state=0)", ["mu=0.8", "returned the score 1e+308"]),
+    C("H25", "certa.run", "score 1e308 with noise in TopTwoThompson", "run(TopTwoThompson(0.9, max_evals=40), FunctionEvaluator(lambda p, s: p['mu'] * 1e308 * (1 + 0.1 * np.random.default_rng(s).normal())), {'mu': [0.6, 0.8]}, random_state=0)", ["mu=0.", "returned the score"]),
+    C("H26", "JKFoldSearchCV", "a scorer returning 1e308 (best_score_ was inf)", "J(scoring=lambda e, A, b: 1e308).fit(X, y)", ["C=0.1", "returned the score 1e+308"]),
+    OK("H27", "cli", "certa show on a store with a 10 MB name and escape sequences: truncated, escaped",
+       "import contextlib, io, json as _j\nfrom certa.cli import main as cli\np = os.path.join(TMP, 'names.sqlite')\n"
+       "run(JKFoldGrid(2, 1), FunctionEvaluator(lambda p, s: p['x']), {'x': [0.1, 0.2]}, random_state=0, store=p)\n"
+       "c = sqlite3.connect(p); d = _j.loads(c.execute(\"SELECT value FROM meta WHERE key='description'\").fetchone()[0])\n"
+       "d['candidates'] = ['C=' + '9' * 10_000_000, 'C=1\\x1b[31m\\x1b]0;owned\\x07']\n"
+       "c.execute(\"UPDATE meta SET value=? WHERE key='description'\", (_j.dumps(d),)); c.commit(); c.close()\n"
+       "for argv in (['show', p], ['show', p, '--json']):\n    out = io.StringIO()\n"
+       "    with contextlib.redirect_stdout(out):\n        assert cli(argv) == 0\n"
+       "    text = out.getvalue()\n    assert len(text) < 20_000 and '\\x1b' not in text and '\\x07' not in text, len(text)"),
+    CLI("H28", "simulate: --sds -0.1,0.1 (a negative-looking list)", ["simulate", "--means", "0.5,0.6", "--sds", "-0.1,0.1"], ["sds"]),
 ]
 
 
