@@ -176,7 +176,10 @@ def test_dead_worker_without_retries_is_a_recorded_failure(tmp_path):
     sel = run(JKFoldGrid(2), _Faulty(tmp_path, {1: "exit"}), {"x": [0, 1]}, random_state=1, n_jobs=2)
     f = sel.failures
     assert len(f) == 1 and f["error"].str.contains("worker process running this evaluation died").all()
-    assert sel.best_index == 0
+    # compared on the fold both finished (issue 26 item 2), not "the candidate without a failure wins"
+    scores = sel.result["scores"].reshape(2, -1)
+    assert sel.result["compared_on"].startswith("the 1 of 2 folds")
+    assert sel.best_index == int(np.argmax(scores[:, 1]))
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
