@@ -72,7 +72,7 @@ from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, RepeatedS
 
 from certa.engine.draws import derive_seed
 from certa.engine.evaluators import FunctionEvaluator
-from certa.search.bandit import make_strategy
+from certa.search.bandit import STRATEGIES, make_strategy
 from certa.simulate import ReplayScores, run_direct
 
 TDSA_PATH = Path("/work/shared/data/fiesta-tdsa-test-f1.json")
@@ -286,7 +286,8 @@ class FitCache:
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"meta": self.meta, "fits": self.fits}, separators=(",", ":")) + "\n")
+        fits = {k: [v[0], float(f"{v[1]:.3g}")] for k, v in self.fits.items()}   # durations to 3 digits
+        tmp.write_text(json.dumps({"meta": self.meta, "fits": fits}, separators=(",", ":")) + "\n")
         tmp.replace(self.path)
 
 
@@ -589,7 +590,9 @@ def certa_peer(bench: Bench, seed: int, strategy: Any) -> dict[str, Any]:
     strat = copy.deepcopy(strategy)
     if hasattr(strat, "_track_belief"):
         strat._track_belief = False
-    res = run_direct(strat, FunctionEvaluator(ReplayScores(table)), bench.K, seed)
+    # a paired strategy (certa's default once pairing landed) replays whole rows: one fold for every candidate
+    source = ReplayScores(table, paired=True) if getattr(strat, "paired", False) else ReplayScores(table)
+    res = run_direct(strat, FunctionEvaluator(source), bench.K, seed)
     ev = np.asarray(res["evaluations"], dtype=int)
     secs = 0.0 if bench.seconds is None else float(ev @ bench.seconds[:, bench.replay_rows].mean(axis=1))
     return {"choice": int(res["best"]), "fits": int(ev.sum()), "confidence": float(res.get("confidence", np.nan)),
@@ -609,7 +612,7 @@ def peers(lemma: bool = False) -> dict[str, dict[str, Any]]:
     out["HalvingGridSearchCV"] = {"run": sk_halving, "states": None, "lib": "sklearn"}
     unpaired = make_strategy("top_two", confidence=CONFIDENCE, budget=None, stopping="glr", beta="ids")
     fiesta = make_strategy("fiesta", confidence=CONFIDENCE, budget=None)
-    default = make_strategy("top_two", confidence=CONFIDENCE, budget=None)
+    default = make_strategy("auto" if "auto" in STRATEGIES else "top_two", confidence=CONFIDENCE, budget=None)
     out["certa-unpaired"] = {"run": lambda b, s: certa_peer(b, s, unpaired), "states": CONFIDENCE, "lib": "certa",
                              "spec": unpaired.spec()}
     out["certa-fiesta"] = {"run": lambda b, s: certa_peer(b, s, fiesta), "states": CONFIDENCE, "lib": "certa",
@@ -663,11 +666,11 @@ def measure(bench: Bench, name: str, peer: dict[str, Any], runs: int, seed: int)
     return row
 
 
-def dominated_by(rows: list[dict[str, Any]], target: str) -> list[str]:
-    """Peers both cheaper in mean fits and more often right than ``target``."""
+def dominated_by(rows: list[dict[str, Any]], target: str, strict: bool = True) -> list[str]:
+    """Peers with fewer mean fits than ``target`` and more often right (``strict=False``: at least as often)."""
     t = next(r for r in rows if r["peer"] == target)
     return [r["peer"] for r in rows if r["peer"] != target and r["fits_mean"] < t["fits_mean"]
-            and r["p_correct"] > t["p_correct"]]
+            and (r["p_correct"] > t["p_correct"] if strict else r["p_correct"] >= t["p_correct"])]
 
 
 def run_task(task: str, runs: int, seed: int, lemma_n: int, only: Sequence[str] = (),
@@ -726,13 +729,19 @@ def task_markdown(res: dict[str, Any]) -> str:
                     f"{r['fit_seconds_mean']:.2f}" if res["task"] != "tdsa" else "-",
                     f"{r['overhead_seconds_mean']:.3f}",
                     f"{(r['loadavg_start'] or [0])[0]:.1f} / {(r['loadavg_end'] or [0])[0]:.1f}"])
-    dom = dominated_by(rows, "certa-default") if any(r["peer"] == "certa-default" for r in rows) else []
     text = [f"## {TASK_TITLES[res['task']]}", "",
             f"True best: `{res['true_best']}` (gap to the second {res['gap_to_second']:.4f}); "
-            f"{res['runs']} runs per peer (seed {res['seed']}).", "",
-            md_table(head, out, align="lrrrrlrrl"), "",
-            "certa's default dominated by (cheaper in fits and more often right): "
-            + (", ".join(dom) if dom else "no peer")]
+            f"{res['runs']} runs per peer (seed {res['seed']})"
+            + ("" if not any(r["runs"] != res["runs"] for r in rows) else
+               "; " + ", ".join(f"{r['peer']}: {r['runs']} runs" for r in rows if r["runs"] != res["runs"])) + ".",
+            "", md_table(head, out, align="lrrrrlrrl"), ""]
+    for target in ("certa-default", "certa-unpaired"):
+        if any(r["peer"] == target for r in rows):
+            strict = dominated_by(rows, target)
+            weak = [n for n in dominated_by(rows, target, strict=False) if n not in strict]
+            text.append(f"- `{target}` dominated by (fewer fits and more often right): "
+                        + (", ".join(strict) if strict else "no peer")
+                        + "; fewer fits and as often right: " + (", ".join(weak) if weak else "no peer"))
     return "\n".join(text)
 
 
@@ -741,14 +750,20 @@ def figure(res: dict[str, Any], path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(7.6, 4.6))
     colors = {"optuna": "tab:blue", "sklearn": "tab:green", "certa": "tab:red"}
-    for r in res["rows"]:
+    rows = sorted(res["rows"], key=lambda r: (r["fits_mean"], r["p_correct"]))
+    for i, r in enumerate(rows):
         ax.errorbar(r["fits_mean"], 100 * r["p_correct"], yerr=100 * r["se_correct"], fmt="o",
                     color=colors.get(r["library"], "k"), ms=5, capsize=2)
         ax.annotate(r["peer"], (r["fits_mean"], 100 * r["p_correct"]), textcoords="offset points",
-                    xytext=(4, 3), fontsize=7)
+                    xytext=(5, 6 if i % 2 == 0 else -11), fontsize=7, color=colors.get(r["library"], "k"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    lo = min(100 * r["p_correct"] for r in rows)
+    ax.set_ylim(max(0.0, lo - 5), 102)
     ax.set_xscale("log")
     ax.set_xlabel("fits per selection (mean, log scale)")
     ax.set_ylabel("chose the true best (%)")
@@ -763,13 +778,40 @@ def figure(res: dict[str, Any], path: Path) -> Path:
     return path
 
 
+def summary_rows(results: dict[str, dict[str, Any]]) -> list[list[Any]]:
+    """One line per task: certa's default against the Wilcoxon peer at 30 steps and the cheapest peer as right."""
+    out = []
+    for task, res in results.items():
+        rows = {r["peer"]: r for r in res["rows"]}
+        d = rows.get("certa-default")
+        w = rows.get("optuna-wilcoxon-30")
+        if d is None:
+            continue
+        cheaper_as_right = [r for r in res["rows"] if r["peer"] != "certa-default" and r["p_correct"] >= d["p_correct"]]
+        best_peer = min(cheaper_as_right, key=lambda r: r["fits_mean"]) if cheaper_as_right else None
+        out.append([TASK_TITLES[task], f"{d['fits_mean']:.1f}", f"{100 * d['p_correct']:.1f} %",
+                    f"{w['fits_mean']:.1f}, {100 * w['p_correct']:.1f} %" if w else "-",
+                    f"{d['fits_mean'] / w['fits_mean']:.2f}x" if w else "-",
+                    (f"{best_peer['peer']} ({best_peer['fits_mean']:.1f}, {100 * best_peer['p_correct']:.1f} %)"
+                     if best_peer else "none"),
+                    ", ".join(dominated_by(res["rows"], "certa-default")) or "no peer"])
+    return out
+
+
 def report() -> str:
     parts = ["# Peers, side by side (benchmarks/peers.py)", ""]
+    results = {}
     for task in TASKS:
         p = RESULTS / f"peers_{task}.json"
-        if not p.exists():
-            continue
-        res = json.loads(p.read_text())
+        if p.exists():
+            results[task] = json.loads(p.read_text())
+    summ = summary_rows(results)
+    if summ:
+        parts += ["## Summary: certa's default", "",
+                  md_table(["task", "certa default: fits", "right", "Optuna Wilcoxon 30: fits, right",
+                            "fits ratio default / Wilcoxon 30", "cheapest peer at least as often right",
+                            "dominated by"], summ, align="lrrrrll"), ""]
+    for task, res in results.items():
         figure(res, RESULTS / f"peers_{task}.png")
         parts += [task_markdown(res), "", f"![{task}](peers_{task}.png)", ""]
     md = "\n".join(parts)
