@@ -259,10 +259,36 @@ class ClusterLostError(RuntimeError):
 DASK_NO_WORKER_GRACE = 120.0
 
 
-# In a Dask worker process: (worker address, task key) -> time.monotonic() when the evaluation started.
-_DASK_RUNNING: dict[tuple[str, str], float] = {}
+# In a Dask worker process: task key -> (worker address, time.time() when its evaluation started),
+# also written to a small file per process (see _dask_running_file) that the worker's nanny reads: a
+# worker stuck in C code holding the GIL cannot answer, its nanny (another process) can.
+_DASK_RUNNING: dict[str, tuple[str, float]] = {}
+_DASK_LOCK = threading.Lock()
 #: Seconds between two looks at the Dask workers for evaluations past their timeout.
 DASK_TIMEOUT_POLL = 0.25
+
+
+def _dask_running_file(pid: int) -> str:
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"certa-dask-running-{pid}.json")
+
+
+def _dask_note_running() -> None:
+    import json
+
+    path = _dask_running_file(os.getpid())
+    with _DASK_LOCK:
+        if not _DASK_RUNNING:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            return
+        tmp = f"{path}.{threading.get_ident()}"
+        with open(tmp, "w") as fh:
+            json.dump({key: t for key, (_, t) in _DASK_RUNNING.items()}, fh)
+        os.replace(tmp, path)
 
 
 def _dask_task(fn: Callable, *args: Any) -> Any:
@@ -271,23 +297,41 @@ def _dask_task(fn: Callable, *args: Any) -> Any:
         from distributed import get_worker
 
         worker = get_worker()
-        slot = (str(worker.address), str(worker.get_current_task()))
+        key, address = str(worker.get_current_task()), str(worker.address)
     except Exception:  # noqa: BLE001 - not in a worker (a test calling it directly): no watch
-        slot = None
-    if slot is not None:
-        _DASK_RUNNING[slot] = time.monotonic()
+        key = address = None
+    if key is not None:
+        _DASK_RUNNING[key] = (address, time.time())
+        _dask_note_running()
     try:
         return fn(*args)
     finally:
-        if slot is not None:
-            _DASK_RUNNING.pop(slot, None)
+        if key is not None:
+            _DASK_RUNNING.pop(key, None)
+            _dask_note_running()
 
 
 def _dask_running(dask_worker: Any = None) -> dict[str, float]:
-    """Runs on each Dask worker (``client.run``): seconds each of its evaluations has been running, by task key."""
-    now = time.monotonic()
+    """Runs on a Dask worker (``client.run``): seconds each of its evaluations has been running, by task key."""
+    now = time.time()
     address = None if dask_worker is None else str(dask_worker.address)
-    return {key: now - t for (addr, key), t in list(_DASK_RUNNING.items()) if address is None or addr == address}
+    return {key: now - t for key, (addr, t) in list(_DASK_RUNNING.items()) if address is None or addr == address}
+
+
+def _dask_running_by_nanny(dask_worker: Any = None) -> dict[str, float]:
+    """Runs on a worker's nanny (``client.run(nanny=True)``): what its worker process noted as running."""
+    import json
+
+    pid = getattr(getattr(getattr(dask_worker, "process", None), "process", None), "pid", None)
+    if pid is None:
+        raise RuntimeError("this nanny has no worker process")
+    try:
+        with open(_dask_running_file(pid)) as fh:
+            started = json.load(fh)
+    except (FileNotFoundError, ValueError):  # nothing running (or the file is being replaced)
+        return {}
+    now = time.time()
+    return {key: now - t for key, t in started.items()}
 
 
 class DaskExecutor(Executor):
@@ -302,14 +346,16 @@ class DaskExecutor(Executor):
     with a store, run again to resume).
 
     A per-evaluation ``timeout`` (``run(timeout=...)``) is enforced on the workers: each task
-    notes when its evaluation starts; :meth:`check_alive` asks the workers (``client.run``,
-    every :data:`DASK_TIMEOUT_POLL` s) how long their evaluations have been running, and an
-    evaluation past its limit is recorded with status ``"timeout"``, its task cancelled and its
-    worker restarted (``client.restart_workers``) to stop it, even inside C code. Other tasks
-    that were running on that worker are rerun by Dask. Restarting needs workers with a nanny
-    (the default of ``LocalCluster`` and ``dask worker``); a worker without one (threads in the
-    client's process, ``processes=False``) cannot be restarted: its evaluation is recorded as
-    timed out but keeps its thread until it returns.
+    notes when its evaluation starts (in memory and in a small file its nanny can read);
+    :meth:`check_alive` asks the nannies of the busy workers (``client.run(nanny=True)``,
+    every :data:`DASK_TIMEOUT_POLL` s) how long their evaluations have been running, which works
+    even while an evaluation holds the worker's GIL in C code, and an evaluation past its limit
+    is recorded with status ``"timeout"``, its task cancelled and its worker restarted
+    (``client.restart_workers``) to stop it. Other tasks that were running on that worker are
+    rerun by Dask. This needs workers with a nanny (the default of ``LocalCluster`` and ``dask
+    worker``); a worker without one (threads in the client's process, ``processes=False``) is
+    asked directly and cannot be restarted: its evaluation is recorded as timed out but keeps its
+    thread until it returns.
 
     Parameters
     ----------
@@ -338,6 +384,7 @@ class DaskExecutor(Executor):
         self._started: dict[str, tuple[str, float]] = {}  # task key -> (worker, client clock at its start)
         self._last_look = -math.inf
         self.restarted: list[str] = []  # workers restarted to stop an evaluation past its timeout
+        self._restarts: list[threading.Thread] = []
 
     @property
     def n_threads(self) -> int:
@@ -371,16 +418,16 @@ class DaskExecutor(Executor):
         return outer
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        for restart in self._restarts:  # the cluster is whole again when the run returns
+            restart.join(timeout=60)
         self._inner.shutdown(wait=wait)
 
     def enforce_timeouts(self) -> None:
         """Fail evaluations running past ``timeout`` with :class:`EvaluationTimeout`, and restart their workers.
 
-        Each worker with tasks of this run is asked how long its evaluations have been running.
-        A worker that does not answer within a second (an evaluation holding the GIL in C code
-        blocks the worker's event loop) is judged by what is known: the evaluations last seen
-        running on it, or, if none was seen yet, the first ``nthreads`` of its tasks, timed from
-        the first unanswered look. A restart goes through the worker's nanny, which answers.
+        Each worker with tasks of this run is asked, through its nanny, how long its evaluations
+        have been running (the worker notes them in a file the nanny reads: a worker stuck in C
+        code holding the GIL cannot answer itself); a worker without a nanny is asked directly.
         """
         if self.timeout is None or not self._tasks:
             return
@@ -389,24 +436,23 @@ class DaskExecutor(Executor):
             return
         self._last_look = now
         try:
-            workers = self.client.scheduler_info().get("workers", {})
             processing = self.client.processing()
         except Exception:  # noqa: BLE001 - the scheduler is busy or going away: look again next time
             return
-        for address, info in workers.items():
-            mine = [str(k) for k in processing.get(address, ()) if str(k) in self._tasks]
-            if not mine:
+        for address, keys in processing.items():
+            if not any(str(k) in self._tasks for k in keys):
                 continue
-            try:
-                answer = self.client.sync(self.client._run, _dask_running, workers=[address], callback_timeout=1.0)
-                running = answer.get(address, {})
-            except Exception:  # noqa: BLE001 - no answer: judged by what is known (see above)
-                if not any(a == address for a, _ in self._started.values()):
-                    for key in mine[:max(1, int(info.get("nthreads", 1)))]:
-                        self._started[key] = (address, now)
+            running = None
+            for fn, nanny in ((_dask_running_by_nanny, True), (_dask_running, False)):
+                try:
+                    answer = self.client.sync(self.client._run, fn, nanny=nanny, workers=[address],
+                                              callback_timeout=2.0)
+                    running = next(iter(answer.values()), {})
+                    break
+                except BaseException:  # noqa: BLE001, S112 - no nanny, or no answer: the worker, then next time
+                    continue
+            if running is None:
                 continue
-            for key in [k for k, (a, _) in self._started.items() if a == address and k not in running]:
-                del self._started[key]
             for key, secs in running.items():
                 if key in self._tasks:
                     self._started[key] = (address, now - secs)
@@ -424,11 +470,19 @@ class DaskExecutor(Executor):
                     f"evaluation exceeded the timeout of {self.timeout} s (running {secs:.1f} s on Dask worker "
                     f"{address}, which is restarted to stop it)"))
                 task.cancel()
-            try:
-                self.client.restart_workers([address], raise_for_error=False)
-                self.restarted.append(address)
-            except Exception:  # noqa: BLE001 - no nanny: the evaluation keeps its thread (see the class docstring)
-                pass
+            # in the background: the timeout is recorded now, while the nanny takes seconds to stop a
+            # worker stuck in C code
+            restart = threading.Thread(target=self._restart, args=(address,), daemon=True)
+            restart.start()
+            self._restarts.append(restart)
+
+    def _restart(self, address: str) -> None:
+        try:
+            self.client.restart_workers([address], raise_for_error=False)
+            self.restarted.append(address)
+        except BaseException:  # noqa: BLE001 - no nanny (the evaluation keeps its thread, see the class
+            # docstring), or the client closed meanwhile (asyncio.CancelledError)
+            pass
 
     def check_alive(self, now: float | None = None) -> None:
         """Raise :class:`ClusterLostError` if the cluster has had no workers for the grace period.
