@@ -17,7 +17,7 @@ k-NN ("in the spirit of" TiMBL IB1)
       distance levels (all instances at the k nearest distances).
     - ``knn__weights`` = ``-d``: ``"uniform"`` majority voting (Z), ``"distance"``
       inverse distance (ID), :class:`InverseLinear` (IL), :class:`ExponentialDecay` (ED:a).
-- decision tree ("in the spirit of" C4.5)
+decision tree ("in the spirit of" C4.5)
     - ``tree__criterion`` = split criterion: ``"entropy"`` is information gain (C4.5 uses
       gain ratio, ``-g`` switches to gain); ``"gini"``; ``"log_loss"`` is the same
       criterion as ``"entropy"`` in scikit-learn and is left out.

@@ -362,7 +362,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         The winner's guarantee, ``min(1, best_score_)``.
     bounds_ : pandas.DataFrame
         One row per candidate: params, value (unclipped), bound (guarantee), plugin,
-        value_/bound_/plugin_accuracy and _macro_f1, epsilon, epsilon_raw, max_epsilon,
+        ``value_``/``bound_``/``plugin_`` + ``accuracy`` and ``macro_f1``, epsilon, epsilon_raw, max_epsilon,
         confidence_term, quantifier_used, sigma, quantified / CC / fed distributions
         (Series indexed by class), fit_time, status, tied (exact tie at the top).
     train_distribution_ : pandas.Series
