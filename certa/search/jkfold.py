@@ -53,8 +53,11 @@ _COMMON_PARAMS_DOC = """
         expression in ``n_jobs``); bounds the memory held by waiting fits.
     error_score : "raise" or float, default=np.nan
         The score of a failed fit (a ``FitFailedWarning`` says how many failed;
-        if every fit fails a ``ValueError`` says "All the N fits failed").
-        ``"raise"`` raises the failed fit's own exception.
+        if every fit fails a ``ValueError`` says "All the N fits failed"). As
+        in ``GridSearchCV``, every fit runs first: this is the one certa front
+        that does not stop early when everything fails. ``"raise"`` raises the
+        failed fit's own exception at the first failed fit, without running the
+        rest of the grid.
     return_train_score : bool, default=False
         Also score every fit on its training part (``mean_train_<name>``, ...).
     store : str, path or None
