@@ -23,9 +23,11 @@ from .nested import cross_validate_selection
 from .search import (
                      BanditSearchCV,
                      JKFoldSearchCV,
+                     NearTieWarning,
                      ProgressiveSearchCV,
                      QuantificationBoundSearch,
                      RandomizedJKFoldSearchCV,
+                     TargetNotReachedWarning,
                      bandit_select,
                      plot_belief,
 )
@@ -57,6 +59,7 @@ __all__ = [
                      "JKFoldGrid",
                      "JKFoldPlan",
                      "JKFoldSearchCV",
+                     "NearTieWarning",
                      "Outcome",
                      "ProgressiveSampling",
                      "ProgressiveSearchCV",
@@ -70,6 +73,7 @@ __all__ = [
                      "SplitsPlan",
                      "StabilityReport",
                      "Strategy",
+                     "TargetNotReachedWarning",
                      "TopTwoThompson",
                      "UniformUntilConfident",
                      "bandit_select",

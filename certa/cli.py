@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--tolerance", type=float, default=0.0,
                      help="fixed confidence: stop once the choice is within this of the best (epsilon-best)")
     sel.add_argument("--workers", type=_positive_int(1), default=None, help="batch: evaluations in flight")
-    sel.add_argument("--max-evals", type=_positive_int(1), default=None, help="cap on evaluations")
+    sel.add_argument("--max-evals", type=_max_evals, default="auto",
+                     help="cap on evaluations of a fixed-confidence run (default auto: 200 per candidate; none: no cap)")
     sel.add_argument("--store", default=None, help="SQLite file keeping every evaluation; rerun to resume")
     sel.add_argument("--overwrite", action="store_true",
                      help="start over: delete the --store file (and its -wal/-shm files) before the run")
@@ -195,6 +196,7 @@ def _run_select(args) -> int:
 
     from .engine.runner import RunInterrupted, run
     from .loading import load
+    from .search._budget import with_near_tie_monitor
     from .search.bandit import make_strategy
     from .summary import print_summary, summarize
     from .userfiles import ImportPathEvaluator, read_candidates, resolve_function
@@ -211,7 +213,7 @@ def _run_select(args) -> int:
         remove_store(args.store)
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
                              n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
-                             tolerance=args.tolerance)
+                             tolerance=args.tolerance, n_candidates=len(candidates))
     progress = not args.no_progress and not args.json and sys.stderr.isatty()
     received: list[int] = []
 
@@ -223,9 +225,10 @@ def _run_select(args) -> int:
     interrupted = None
     started = time.time()
     try:
-        selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates,
-                        random_state=args.seed, n_jobs=args.jobs, store=args.store, retries=args.retries,
-                        timeout=args.timeout, progress=progress)
+        with _warnings_as_lines("certa select"):   # a near tie is said when seen, not after the run
+            selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates,
+                            random_state=args.seed, n_jobs=args.jobs, store=args.store, retries=args.retries,
+                            timeout=args.timeout, progress=progress, callbacks=with_near_tie_monitor(strategy, None))
     except RunInterrupted as exc:
         interrupted, selection = exc, exc.selection
     finally:
@@ -253,6 +256,43 @@ def _run_select(args) -> int:
     print(f"certa select: interrupted by {name}: the recommendation above is the answer so far; {kept}",
           file=sys.stderr)
     return 143 if received else 130
+
+
+def _max_evals(text: str) -> int | str | None:
+    """``--max-evals``: a positive int, ``auto`` or ``none``."""
+    low = text.strip().lower()
+    if low in ("auto", "none"):
+        return None if low == "none" else "auto"
+    return _positive_int(1)(text)
+
+
+class _warnings_as_lines:
+    """Print certa's warnings as one ``certa CMD: warning: ...`` line on stderr while a run goes on."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __enter__(self):
+        import warnings
+
+        from .search._budget import NearTieWarning
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("always", NearTieWarning)
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, NearTieWarning):
+                print(f"{self.command}: warning: {message}", file=sys.stderr, flush=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._catch.__exit__(*exc)
 
 
 def _run_show(args) -> None:

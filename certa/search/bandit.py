@@ -27,6 +27,7 @@ from ..strategies import (
     UniformUntilConfident,
 )
 from ..strategies.thompson import DEFAULT_BETA, DEFAULT_STOPPING, FIESTA_SETTINGS
+from ._budget import resolve_max_evals, warn_if_target_missed, with_near_tie_monitor
 from ._common import (
     DelegateToBestMixin,
     check_estimator_arg,
@@ -42,9 +43,9 @@ STRATEGIES = ("top_two", "fiesta", "batch", "sequential_halving", "uniform", "eq
 
 
 def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None,
-                  stopping: str | None = None, n_workers: int | None = None, max_evals: int | None = None,
+                  stopping: str | None = None, n_workers: int | None = None, max_evals: int | str | None = None,
                   transform: str | None = None, beta: float | str | None = None,
-                  tolerance: float = 0.0) -> Strategy:
+                  tolerance: float = 0.0, n_candidates: int | None = None) -> Strategy:
     """Build a strategy from its name and the usual arguments (or pass a Strategy through).
 
     ``stopping=None`` and ``beta=None`` take the defaults: ``"glr"`` (delta-correct) and
@@ -53,6 +54,8 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
     (``stopping`` and ``beta``, if given, must then be those values).
     ``beta`` (a probability or ``"ids"``) is the top-two rule's, for ``"top_two"`` and ``"batch"``.
     ``tolerance`` (epsilon-best identification) applies to the fixed-confidence strategies.
+    ``max_evals="auto"`` caps a fixed-confidence run at 200 evaluations per candidate (``n_candidates``
+    is then required; :func:`certa.search._budget.default_max_evals`); ``None``: no cap.
     """
     if isinstance(strategy, Strategy):
         return strategy
@@ -64,6 +67,9 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
         if tolerance:
             raise ValueError(f"tolerance applies to the fixed-confidence strategies, not strategy={strategy!r}")
         return SequentialHalving(budget) if strategy == "sequential_halving" else EqualAllocation(budget)
+    if isinstance(max_evals, str) and n_candidates is None:
+        raise ValueError("max_evals='auto' needs n_candidates (the cap is 200 evaluations per candidate)")
+    max_evals = resolve_max_evals(max_evals, n_candidates or 0)
     if confidence is None:
         raise ValueError(f"strategy={strategy!r} is a fixed-confidence method: give confidence, e.g. 0.95")
     if strategy == "fiesta":
@@ -132,8 +138,12 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         Size of each fresh random test split (stratified for classifiers).
     n_workers : int or None
         Evaluations in flight for ``"batch"`` (default 4).
-    max_evals : int or None
-        A cap on the number of evaluations of a fixed-confidence run.
+    max_evals : int, "auto" or None, default "auto"
+        A cap on the number of evaluations of a fixed-confidence run; ``"auto"``: 200 per
+        candidate (``docs/adaptive.md``, "Default cap"), ``None``: no cap. A run that reaches
+        the cap before its target confidence warns (:class:`certa.TargetNotReachedWarning`),
+        and one whose first evaluations show a near tie that would cost more than the cap
+        warns early (:class:`certa.NearTieWarning`) with a tolerance that would fit.
     tolerance : float, default 0
         Epsilon-best identification: stop once the chosen candidate is within
         ``tolerance`` (in score units) of the best with the stated confidence.
@@ -173,7 +183,11 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     chosen candidate, whatever ended the run: for ``stopping="glr"`` the frequentist
     ``1 - delta`` at which the rule would have stopped, for ``"bayes"`` the posterior
     probability), guarantee_ (the same in words, e.g. "within 0.005 of the best with
-    confidence 0.95 (...)"), selection_ (every evaluation), random_state_.
+    confidence 0.95 (...)"; when the run ended below its target, followed by e.g. "; target
+    confidence 0.9 not reached (stopped at max_evals=200)", and a
+    :class:`certa.TargetNotReachedWarning` is issued), target_reached_ (whether the target
+    confidence was reached; ``None`` for a fixed budget), selection_ (every evaluation),
+    random_state_.
     best_name_ is the chosen candidate's name; with ``candidates=`` (named models)
     ``best_params_`` is ``{"name": ..., "model": ...}``.
 
@@ -198,7 +212,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     def __init__(self, estimator: Any = None, param_grid: Any = None, *, candidates: Mapping[str, Any] | None = None,
                  strategy: str | Strategy = "top_two", confidence: float = 0.95, budget: int | None = None,
                  stopping: str | None = None, beta: float | str | None = None, test_size: float = 0.2,
-                 n_workers: int | None = None, max_evals: int | None = None, tolerance: float = 0.0,
+                 n_workers: int | None = None, max_evals: int | str | None = "auto", tolerance: float = 0.0,
                  scoring: Any = None,
                  n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
@@ -268,14 +282,14 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"test_size must be a fraction in (0, 1) or a number of samples >= 1, got {self.test_size!r}")
         strategy = make_strategy(self.strategy, confidence=self.confidence, budget=self.budget,
                                  stopping=self.stopping, n_workers=self.n_workers, max_evals=self.max_evals,
-                                 beta=self.beta, tolerance=self.tolerance)
+                                 beta=self.beta, tolerance=self.tolerance, n_candidates=len(cands))
         example = self.estimator if self.estimator is not None else cands[0].params["model"]
         stratified = wants_stratified(example, y)
         evaluator = EstimatorEvaluator(self.estimator, X, y, RandomSplitPlan(self.test_size, stratified), self.scoring,
                                        fit_params=fit_params)
         sel = run(strategy, evaluator, cands, random_state=self.random_state_, n_jobs=self.n_jobs,
                   executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
-                  progress=self.progress, callbacks=self.callbacks)
+                  progress=self.progress, callbacks=with_near_tie_monitor(strategy, self.callbacks))
         self.selection_ = sel
         check_fit_failures(sel)
         self.cv_results_ = _results_table(sel)
@@ -287,6 +301,10 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         self.confidence_ = float(sel.result["confidence"]) if "confidence" in sel.result else None
         self.guarantee_ = sel.result.get("guarantee")
+        missed = warn_if_target_missed(sel, "BanditSearchCV")
+        self.target_reached_ = sel.result.get("target_reached") if "target_confidence" in sel.result else None
+        if missed is not None:
+            self.guarantee_ = f"{self.guarantee_}; {missed}"
         self.scorer_ = check_scoring(example, scoring=self.scoring)
         if self.refit:
             if self.estimator is None:
@@ -350,7 +368,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
                   test_size: float = 0.2, strategy: str | Strategy = "top_two", confidence: float | None = 0.95,
                   budget: int | None = None, stopping: str | None = None, beta: float | str | None = None,
                   n_workers: int | None = None,
-                  max_evals: int | None = None, tolerance: float = 0.0, n_jobs: int | None = 1, executor: Any = None,
+                  max_evals: int | str | None = "auto", tolerance: float = 0.0, n_jobs: int | None = 1,
+                  executor: Any = None,
                   store: str | os.PathLike | None = None, random_state: int | None = None, retries: int = 0,
                   timeout: float | None = None, progress: bool | str = "auto",
                   max_failures: int | None = MAX_FAILURES, callbacks: Any = None) -> Selection:
@@ -369,7 +388,10 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     ``callbacks`` are told about every evaluation as the run goes (see :func:`certa.run`).
 
     ``tolerance`` (fixed confidence): stop once the choice is within ``tolerance`` of the
-    best with the stated confidence. ``stopping`` and ``beta`` default to the delta-correct
+    best with the stated confidence. ``max_evals="auto"`` (default) caps a fixed-confidence run at
+    200 evaluations per candidate (``None``: no cap); a near tie that would cost more warns early
+    (:class:`certa.NearTieWarning`), and a run that ends below its target warns
+    (:class:`certa.TargetNotReachedWarning`; ``result["target_reached"]`` is False). ``stopping`` and ``beta`` default to the delta-correct
     ``"glr"`` rule and ``"ids"``; ``strategy="fiesta"`` is FIESTA's exact algorithm (see
     :class:`BanditSearchCV`).
 
@@ -423,10 +445,14 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
             raise ValueError("split returns the same split for different seeds: every evaluation must use a fresh "
                              "split, so split(data, seed) must depend on seed")
     strat = make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping, n_workers=n_workers,
-                          max_evals=max_evals, beta=beta, tolerance=tolerance)
+                          max_evals=max_evals, beta=beta, tolerance=tolerance, n_candidates=len(cands))
     evaluator = _UserFunctionEvaluator(evaluate, data, split, test_size, named)
-    return run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
-               retries=retries, timeout=timeout, progress=progress, max_failures=max_failures, callbacks=callbacks)
+    sel = run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
+              retries=retries, timeout=timeout, progress=progress, max_failures=max_failures,
+              callbacks=with_near_tie_monitor(strat, callbacks))
+    warn_if_target_missed(sel, "bandit_select")
+    return sel
+
 
 
 def belief_frame(selection: Selection) -> pd.DataFrame:
