@@ -21,9 +21,9 @@ from ..strategies._lower_bound import lower_bound
 
 __all__ = ["EVALS_PER_CANDIDATE", "NearTieWarning", "TargetNotReachedWarning", "default_max_evals"]
 
-#: ``max_evals="auto"``: this many evaluations per candidate. The delta-correct rule separates two
-#: candidates whose means are about 0.3 of the scores' SD apart within it (at confidence 0.95);
-#: closer ones are near ties, where a tolerance is the cheaper statement.
+#: ``max_evals="auto"``: this many evaluations per candidate. By :func:`estimated_cost`, 400
+#: evaluations separate two candidates about half the scores' SD apart at confidence 0.95; closer
+#: ones are near ties, where a tolerance is the cheaper statement.
 EVALS_PER_CANDIDATE = 200
 #: What the shipped GLR rule spends, as a multiple of the lower bound ``T* kl(delta, 1 - delta)``:
 #: 3.5-5x on the calibration families (docs/adaptive.md). Used for the near-tie estimate.
