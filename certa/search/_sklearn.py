@@ -343,7 +343,7 @@ class EngineSearchCV(BaseSearchCV):
         try:
             selection = run(strategy, evaluator, candidates, random_state=self.random_state_, n_jobs=self.n_jobs,
                             executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
-                            progress=self.progress,
+                            progress=self.progress, callbacks=getattr(self, "callbacks", None),
                             max_in_flight=max_in_flight(self.pre_dispatch, self.n_jobs, self.executor),
                             max_failures=None,  # every fit runs, as in GridSearchCV; failures are handled below
                             stop_on_failure=self.error_score == "raise")  # ... unless the first failure raises
