@@ -391,8 +391,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     best with the stated confidence. ``max_evals="auto"`` (default) caps a fixed-confidence run at
     200 evaluations per candidate (``None``: no cap); a near tie that would cost more warns early
     (:class:`certa.NearTieWarning`), and a run that ends below its target warns
-    (:class:`certa.TargetNotReachedWarning`; ``result["target_reached"]`` is False). ``stopping`` and ``beta`` default to the delta-correct
-    ``"glr"`` rule and ``"ids"``; ``strategy="fiesta"`` is FIESTA's exact algorithm (see
+    (:class:`certa.TargetNotReachedWarning`; ``result["target_reached"]`` is False).
+    ``stopping`` and ``beta`` default to the delta-correct ``"glr"`` rule and ``"ids"``; ``strategy="fiesta"`` is FIESTA's exact algorithm (see
     :class:`BanditSearchCV`).
 
     On Ctrl-C, :class:`certa.RunInterrupted` carries the anytime ``Selection`` (``exc.selection``);
@@ -452,7 +452,6 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
               callbacks=with_near_tie_monitor(strat, callbacks))
     warn_if_target_missed(sel, "bandit_select")
     return sel
-
 
 
 def belief_frame(selection: Selection) -> pd.DataFrame:
