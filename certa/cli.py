@@ -145,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("-j", "--jobs", type=_jobs, default=1, help="worker processes (default 1; -1 = all cores)")
     sel.add_argument("--retries", type=_positive_int(0), default=0, help="extra attempts for a failed evaluation")
     sel.add_argument("--timeout", type=float, default=None, help="seconds allowed per evaluation")
-    sel.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    sel.add_argument("--no-progress", action="store_true",
+                     help="hide progress (on standard error: a bar on a terminal, plain lines in a log)")
     sel.add_argument("--json", action="store_true", help="print the summary as JSON")
     show = sub.add_parser("show", help="summarise a run kept in a store (finished, killed or still running)",
                           description="Print a summary of the run kept in a certa store: method and settings, "
@@ -214,7 +215,7 @@ def _run_select(args) -> int:
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
                              n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
                              tolerance=args.tolerance, n_candidates=len(candidates))
-    progress = not args.no_progress and not args.json and sys.stderr.isatty()
+    progress = not args.no_progress   # on standard error: a bar on a terminal, plain lines in a log
     received: list[int] = []
 
     def on_sigterm(signum, frame):   # SIGTERM ends the run like Ctrl-C: the anytime answer, then exit 143

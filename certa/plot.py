@@ -43,6 +43,36 @@ def _selection(selection: Any) -> Selection:
     return shown
 
 
+#: Candidate names longer than this are replaced by short labels (#1, #2, ... by rank) with a key.
+LABEL_WIDTH = 24
+
+
+def _rank_order(sel: Selection) -> list[int]:
+    from .summary import ranked_table
+
+    return [int(i) for i in ranked_table(sel).index]
+
+
+def short_labels(sel: Selection) -> tuple[dict[int, str], list[str]]:
+    """Labels for the figures: the names if all are short, else ``#rank`` (as in the ranked table) with a key.
+
+    Returns ``({candidate index: label}, key lines)``; the key is empty when the names are the labels.
+    """
+    names = {c.index: c.name for c in sel.candidates}
+    if max((len(n) for n in names.values()), default=0) <= LABEL_WIDTH:
+        return names, []
+    order = _rank_order(sel)
+    labels = {c: f"#{r}" for r, c in enumerate(order, 1)}
+    return labels, [f"{labels[c]}  {names[c]}" for c in order]
+
+
+def _draw_key(ax: Any, key: list[str], below: float) -> None:
+    """The key of short labels, under the axes (``below``: its top, in axes coordinates), in the layout."""
+    if key:
+        ax.text(0.0, below, "\n".join(key), transform=ax.transAxes, ha="left", va="top", fontsize="x-small",
+                family="monospace")
+
+
 def _axes(ax: Any, size: tuple[float, float] = (7, 4)):
     if ax is not None:
         return ax
@@ -62,7 +92,8 @@ def scores(selection: Any, ax: Any = None):
 
     sel = _selection(selection)
     table = ranked_table(sel)
-    ax = _axes(ax, (7, max(2.5, 0.35 * len(table) + 1)))
+    labels, key = short_labels(sel)
+    ax = _axes(ax, (7, max(2.5, 0.35 * len(table) + 1.5 + 0.15 * len(key))))
     y = np.arange(len(table))[::-1]
     mean = table["mean"].to_numpy(dtype=float)
     lo, hi = table["ci_low"].to_numpy(dtype=float), table["ci_high"].to_numpy(dtype=float)
@@ -73,10 +104,12 @@ def scores(selection: Any, ax: Any = None):
     ax.plot(mean[~chosen], y[~chosen], "o", color="tab:blue", label="mean score")
     ax.plot(mean[chosen], y[chosen], "D", color="tab:red", label="chosen" if sel.finished else "leader so far")
     ax.set_yticks(y)
-    ax.set_yticklabels(table["name"].tolist())
+    ax.set_yticklabels([labels[int(i)] for i in table.index])
     ax.set_xlabel("score (mean over successful evaluations)")
-    ax.set_title("Scores per candidate, best first")
-    ax.legend(fontsize="small", loc="best")
+    ax.set_title("Scores per candidate, best first", fontsize="medium")
+    # the legend above the plot, outside it: it covers neither points nor labels
+    ax.legend(fontsize="x-small", loc="lower left", bbox_to_anchor=(0.0, 1.08), ncol=3, frameon=False)
+    _draw_key(ax, key, -0.18)
     return ax
 
 
@@ -168,17 +201,26 @@ def partition_choices(selection: Any, ax: Any = None):
     C, J = part.shape
     ax = _axes(ax)
     x = np.flatnonzero(done) + 1
-    for c in range(C):
-        ax.plot(x, part[c], marker=".", label=sel.candidates[c].name, linewidth=1)
+    labels, key = short_labels(sel)
     picks = [choose_best(np.where(np.isnan(part[:, j]), -np.inf, part[:, j]))[0] for j in range(J)]
+    # named in the legend: the J-K-fold choice and every partition's choice (at most 10); the rest grey
+    named = list(dict.fromkeys([sel.best_index] + [int(p) for p in picks]))[:10]
+    others = False
+    for c in range(C):
+        if c in named:
+            ax.plot(x, part[c], marker=".", linewidth=1.5, label=labels[c])
+        else:
+            ax.plot(x, part[c], marker=".", linewidth=0.8, color="lightgrey",
+                    label=None if others else "other candidates")
+            others = True
     ax.plot(x, [part[picks[j], j] for j in range(J)], "o", markersize=12, markerfacecolor="none",
             markeredgecolor="black", label="choice of the partition")
     ax.set_xticks(x)
     ax.set_xlabel("partition j")
     ax.set_ylabel("mean score over the K folds")
-    ax.set_title("Choice per partition")
-    if C <= 12:
-        ax.legend(fontsize="x-small", ncol=2)
+    ax.set_title("Choice per partition", fontsize="medium")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _draw_key(ax, [k for k in key if k.split("  ", 1)[0] in {labels[c] for c in named}], -0.16)
     return ax
 
 
@@ -212,13 +254,15 @@ def evaluations_over_time(selection: Any, ax: Any = None, share: bool = False):
     ev = sel.evaluations
     ax = _axes(ax)
     x = np.arange(1, len(ev) + 1)
+    labels, key = short_labels(sel)
     for c in sel.candidates:
         counts = np.cumsum(ev["candidate"].to_numpy() == c.index)
-        ax.step(x, counts / x if share else counts, where="post", label=c.name)
+        ax.step(x, counts / x if share else counts, where="post", label=labels[c.index])
     ax.set_xlabel("evaluations so far")
     ax.set_ylabel("share of the evaluations" if share else "evaluations of the candidate")
-    ax.set_title("Evaluations per candidate over the run")
-    ax.legend(fontsize="x-small", ncol=2)
+    ax.set_title("Evaluations per candidate over the run", fontsize="medium")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _draw_key(ax, key, -0.16)
     return ax
 
 
@@ -234,19 +278,22 @@ def score_distributions(selection: Any, ax: Any = None):
                showfliers=False)
     for pos, d in zip(positions, data):
         ax.plot(np.full(d.size, pos, dtype=float), d, ".", color="tab:blue", alpha=0.6)
+    labels, key = short_labels(sel)
     ax.set_xticks(positions)
-    ax.set_xticklabels([c.name for c in sel.candidates], rotation=30 if len(data) > 4 else 0, ha="right"
+    ax.set_xticklabels([labels[c.index] for c in sel.candidates], rotation=30 if len(data) > 4 else 0, ha="right"
                        if len(data) > 4 else "center", fontsize="small")
     ax.set_ylabel("score")
-    ax.set_title("Scores of every evaluation per candidate")
+    ax.set_title("Scores of every evaluation per candidate", fontsize="medium")
+    _draw_key(ax, key, -0.22)
     return ax
 
 
 def belief(selection: Any, ax: Any = None):
-    """Bandits with a confidence target: P(best) of each candidate as evaluations accumulate (FIESTA's figure 2).
+    """Bandits with a confidence target: posterior P(best) of each candidate as evaluations accumulate (FIESTA's figure 2).
 
-    With ``stopping="glr"`` the posterior P(best) is drawn thin, and the confidence the GLR rule
-    gives its recommendation (what decides the stop) in black.
+    The posterior P(best) is a Bayesian belief, not the run's guarantee. With ``stopping="glr"``
+    the curves are drawn thin, and the GLR rule's confidence in its recommendation (the
+    frequentist guarantee, what decides the stop) in black.
     """
     sel = _selection(selection)
     from .loading import belief_history
@@ -256,18 +303,22 @@ def belief(selection: Any, ax: Any = None):
     start = int(np.sum(sel.result["evaluations"])) - len(hist) + 1
     x = np.arange(start, start + len(hist))
     reached = sel.result.get("confidence_history")
+    labels, key = short_labels(sel)
     for c in sel.candidates:
-        ax.plot(x, hist[:, c.index], label=c.name, linewidth=1 if reached is not None else 1.5)
+        ax.plot(x, hist[:, c.index], label=f"posterior P(best): {labels[c.index]}",
+                linewidth=1 if reached is not None else 1.5)
     if reached is not None:
-        ax.plot(x, reached, color="black", linewidth=2, label="confidence reached (GLR)")
+        ax.plot(x, reached, color="black", linewidth=2, label="guarantee: GLR confidence of the choice")
     conf = sel.strategy.get("confidence")
     if conf:
-        ax.axhline(conf, color="grey", linestyle="--", linewidth=1, label=f"confidence {conf}")
+        ax.axhline(conf, color="grey", linestyle="--", linewidth=1, label=f"target confidence {conf}")
     ax.set_xlabel("evaluations")
-    ax.set_ylabel("P(best)" if reached is None else "posterior P(best); confidence reached")
+    ax.set_ylabel("posterior P(best)" if reached is None else "posterior P(best) (thin); guarantee (black)")
     ax.set_ylim(0, 1.02)
-    ax.set_title("Confidence in each candidate over the run")
-    ax.legend(fontsize="x-small", ncol=2)
+    ax.set_title("Posterior P(best) per candidate" + (" and the GLR guarantee" if reached is not None else ""),
+                 fontsize="medium")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _draw_key(ax, key, -0.16)
     return ax
 
 
@@ -279,17 +330,19 @@ def learning_curves(selection: Any, ax: Any = None):
     if not len(ev):
         raise ValueError("this selection has no progressive-sampling evaluations")
     ax = _axes(ax)
+    labels, key = short_labels(sel)
     for c in sel.candidates:
         sub = ev[ev["candidate"] == c.index].sort_values("size")
         if len(sub):
             ax.plot(sub["size"].to_numpy(dtype=float), sub["score"].to_numpy(dtype=float), marker=".",
-                    label=c.name, linewidth=1)
+                    label=labels[c.index], linewidth=1)
     ax.set_xscale("log")
     ax.set_xlabel("training size")
     ax.set_ylabel("score")
-    ax.set_title("Score against training size per setting")
+    ax.set_title("Score against training size per setting", fontsize="medium")
     if len(sel.candidates) <= 12:
-        ax.legend(fontsize="x-small", ncol=2)
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        _draw_key(ax, key, -0.16)
     return ax
 
 

@@ -29,13 +29,16 @@ def figure_png(fn: Any, selection: Selection, dpi: int = 100) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7.5, 4.2))
+    # taller for a key of short labels (long names, e.g. pipeline parameters) and for many candidates
+    n_key = len(plot.short_labels(plot._selection(selection))[1])
+    extra = 0.3 * max(0, len(selection.candidates) - 8) if fn is plot.scores else 0.0
+    fig = Figure(figsize=(8.5, min(4.2 + 0.17 * n_key + extra, 30.0)))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     fn(selection, ax=ax)
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")  # nothing cut: title, legend, key
     return buf.getvalue()
 
 

@@ -350,7 +350,9 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     t_eval, t_wall = summary.get("evaluation_seconds"), summary.get("wall_seconds")
     console.print(f"{summary['n_candidates']} candidates, {summary['n_evaluations']} evaluations{planned} "
                   f"({summary['n_attempts']} attempts, {summary['n_failed']} failed), seed {summary['seed']}"
-                  + (f", evaluator {escape(str(summary['evaluator']))}" if summary.get("evaluator") else ""), soft_wrap=True)
+                  + (f", evaluator {escape(str(summary['evaluator']))}" if summary.get("evaluator") else "")
+                  + (f"; {summary['n_reused_from_store']} reused from the store (resumed)"
+                     if summary.get("n_reused_from_store") else ""), soft_wrap=True)
     if t_eval is not None:
         console.print(f"time: {t_eval:.1f} s of evaluation" + (f", {t_wall:.1f} s from start to last record"
                                                                 if t_wall is not None else "")

@@ -280,3 +280,179 @@ def test_bandit_select_docstring_says_train_and_test_are_x_y_tuples():
 
     doc = " ".join(bandit_select.__doc__.split())
     assert "``train`` and ``test`` are ``(X, y)`` tuples" in doc
+
+
+# --- items 6 and 7: progress outside a terminal, and resumed runs say what they reuse ----------
+
+def _run_equal(store=None, progress=True, stop_after=None, budget=20):
+    from certa import FunctionEvaluator, run
+    from certa.engine.callbacks import Callback
+    from certa.strategies import EqualAllocation
+
+    class Stop(Callback):
+        def on_evaluation(self, view, evaluation):
+            if stop_after is not None and view.n_evaluations >= stop_after:
+                raise KeyboardInterrupt
+
+    return run(EqualAllocation(budget), FunctionEvaluator(_score_of_params), [{"m": 0.5}, {"m": 0.6}],
+               random_state=0, store=store, progress=progress, callbacks=[Stop()])
+
+
+def _score_of_params(params, seed):
+    import numpy as np
+
+    return float(np.random.default_rng(seed).normal(params["m"], 0.05))
+
+
+def test_progress_true_in_a_log_writes_plain_lines_to_stderr_and_nothing_to_stdout(capsys):
+    _run_equal(progress=True)
+    out, err = capsys.readouterr()
+    assert out == ""                      # the old rich bar wrote a blank line to stdout
+    lines = [line for line in err.splitlines() if line.startswith("certa: ")]
+    assert lines[0] == "certa: evaluating 20 draws..."
+    # a line at every tenth of the 20 planned evaluations (2, 4, ..., 20) after the first
+    for k in (2, 10, 20):
+        assert any(line.startswith(f"certa: {k}/20 evaluations ({k / 20:.0%})") for line in lines), lines
+    assert lines[-1].startswith("certa: end: 20/20 evaluations (100%)")
+    assert len(lines) <= 14
+    _run_equal(progress="auto")   # "auto": a terminal or a notebook only, so silent here
+    assert capsys.readouterr() == ("", "")
+
+
+def test_progress_in_a_jupyter_kernel_updates_one_display(monkeypatch, capsys):
+    import sys
+    import types
+
+    shown = []
+
+    class ZMQInteractiveShell:   # what IPython's get_ipython() returns in a Jupyter kernel
+        pass
+
+    class Handle:
+        def update(self, obj):
+            shown.append(obj.data)
+
+    def display(obj, display_id=False):
+        assert display_id is True
+        shown.append(obj.data)
+        return Handle()
+
+    class Pretty:
+        def __init__(self, data):
+            self.data = data
+
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = lambda: ZMQInteractiveShell()
+    disp = types.ModuleType("IPython.display")
+    disp.display, disp.Pretty = display, Pretty
+    ipython.display = disp
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", disp)
+    _run_equal(progress="auto")
+    assert shown[0].startswith("certa: 0/20 evaluations")
+    assert shown[-1].startswith("certa: 20/20 evaluations (100%)")
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_resumed_run_says_how_many_evaluations_it_reuses(tmp_path, capsys):
+    import pytest
+
+    from certa import RunInterrupted
+
+    path = str(tmp_path / "run.sqlite")
+    with pytest.raises(RunInterrupted):
+        _run_equal(store=path, progress=False, stop_after=8)
+    capsys.readouterr()
+    sel = _run_equal(store=path, progress=True)
+    assert sel.n_reused == 8
+    err = capsys.readouterr().err
+    assert f"certa: resuming from {path}: 8 finished evaluation(s) recorded there are reused, not repeated" in err
+    assert "certa: end: 20/20 evaluations (100%), 8 reused from the store" in err
+
+
+def test_jkfold_verbose_says_how_many_fits_came_from_the_store(tmp_path, capsys):
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression
+
+    from certa import JKFoldSearchCV
+
+    X, y = load_iris(return_X_y=True)
+    path = str(tmp_path / "jk.sqlite")
+
+    def search():
+        return JKFoldSearchCV(LogisticRegression(max_iter=300), {"C": [0.1, 1.0]}, n_splits=3, n_repeats=2,
+                              random_state=0, store=path, verbose=1).fit(X, y)
+
+    search()
+    assert "Resumed from the store" not in capsys.readouterr().out
+    search()
+    out = capsys.readouterr().out
+    assert "Fitting 6 folds for each of 2 candidates, totalling 12 fits" in out
+    assert "Resumed from the store: 12 of the 12 fits were recorded there and reused, 0 run now" in out
+
+
+# --- item 10: figures with long (pipeline) names --------------------------------------------------
+
+def _pipeline_search(n_c=(0.1, 1.0)):
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from certa import JKFoldSearchCV
+
+    X, y = load_iris(return_X_y=True)
+    grid = {"logisticregression__C": list(n_c), "logisticregression__fit_intercept": [True, False],
+            "standardscaler__with_mean": [True, False]}
+    return JKFoldSearchCV(make_pipeline(StandardScaler(), LogisticRegression(max_iter=300)), grid, n_splits=2,
+                          n_repeats=2, random_state=0).fit(X, y)
+
+
+def _render(fn, selection, size):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    fn(selection, ax=ax)
+    fig.tight_layout()
+    fig.canvas.draw()
+    return fig, ax
+
+
+def test_scores_figure_with_pipeline_names_uses_short_labels_with_a_key():
+    from certa import plot
+
+    search = _pipeline_search()
+    names = [c.name for c in search.selection_.candidates]
+    assert min(len(n) for n in names) > 80      # e.g. "logisticregression__C=0.1, ..."
+    fig, ax = _render(plot.scores, search, (8.5, 6.0))
+    r = fig.canvas.get_renderer()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert sorted(labels) == sorted(f"#{i}" for i in range(1, 9))
+    key = "\n".join(t.get_text() for t in ax.texts)
+    assert all(n in key for n in names) and "#1  " + search.selection_.best.name in key
+    box = ax.get_window_extent(r)
+    figbox = fig.bbox
+    assert box.width > 0.5 * figbox.width       # the plot keeps its width (it shrank to nothing)
+    ticks = [t.get_window_extent(r) for t in ax.get_yticklabels()]
+    assert not any(a.overlaps(b) for i, a in enumerate(ticks) for b in ticks[i + 1:])
+    legend = ax.get_legend().get_window_extent(r)
+    assert legend.y0 >= box.y1 - 1 and not any(legend.overlaps(t) for t in ticks)
+    title = ax.title.get_window_extent(r)
+    assert title.x0 >= 0 and title.x1 <= figbox.width and title.y1 <= figbox.height
+
+
+def test_choice_per_partition_has_a_legend_with_many_long_named_candidates():
+    from certa import plot
+
+    search = _pipeline_search((0.01, 0.1, 1.0, 10.0))    # 16 candidates
+    assert len(search.selection_.candidates) == 16
+    fig, ax = _render(plot.partition_choices, search, (8.5, 6.0))
+    legend = ax.get_legend()
+    assert legend is not None
+    texts = [t.get_text() for t in legend.get_texts()]
+    best_label = plot.short_labels(search.selection_)[0][search.best_index_]
+    assert best_label in texts and "choice of the partition" in texts
+    assert all(len(t) <= 30 for t in texts)

@@ -366,7 +366,7 @@ window.addEventListener('load', function () {
 
 @pytest.mark.browser
 @pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (Debian: apt-get install chromium)")
-@pytest.mark.parametrize("method", METHODS + ["killed"])
+@pytest.mark.parametrize("method", METHODS + ["killed", "pipeline"])
 def test_report_in_a_real_browser(stores, killed, method, tmp_path):
     path = killed[0] if method == "killed" else stores[method][0]
     page = build_report(certa.load(path), title=f"certa report: {method} run on Debian package descriptions")

@@ -25,6 +25,7 @@ from .executors import (
     resolve_executor,
 )
 from .fingerprint import stable_hash
+from .progress import Progress
 from .selection import Selection
 from .store import Owner, Store, as_store
 from .strategy import Strategy
@@ -188,7 +189,10 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         another ``Executor`` it is enforced with ``SIGALRM`` where the evaluation runs
         in a process's main thread. ``None``: no limit (infinity is refused).
     progress : bool or "auto"
-        Show a progress bar; ``"auto"`` (default): when standard error is a terminal.
+        Show progress on standard error: a bar on a terminal, a line updated in place in a
+        Jupyter notebook, plain lines in a log (``True`` only); ``"auto"`` (default): on a
+        terminal or in a notebook. A resumed run first says how many recorded evaluations it
+        reuses (:mod:`certa.engine.progress`).
     max_in_flight : int or None
         For a fixed plan, how many evaluations may be submitted to the
         executor at once (scikit-learn's ``pre_dispatch``); ``None``: twice
@@ -384,7 +388,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 f"every candidate failed: the first evaluation of every candidate ({len(cands)}) failed with the "
                 f"same error, so the run stopped early: {o.error}")
 
-    bar = _Progress(progress, getattr(strategy, "total_draws", None))
+    bar = Progress(progress, getattr(strategy, "total_draws", None), recorded=len(finished_before),
+                   store=getattr(the_store, "path", None))
     try:
         for hook in hooks:
             hook.on_run_start(view)
@@ -445,7 +450,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
             if head.outcome.status == "dropped":
                 continue
             told.append((head.draw, head.outcome, head.attempt if head.outcome is not None else 1))
-            bar.advance(head.outcome)
+            bar.advance(head.outcome, head.reused)
             if hooks:
                 view.n_evaluations, view.n_reused = len(told), view.n_reused + head.reused
                 evaluation = Evaluation(len(told) - 1, head.draw, head.outcome, cands[head.draw.candidate],
@@ -554,37 +559,3 @@ class _EvaluatorShipping:
         send = with_evaluator or self.eager > 0
         self.eager -= 1
         return self.pool.submit(execute_shipped, self.token, self.blob if send else None, params, draw, attempt, timeout)
-
-
-class _Progress:
-    """A rich progress bar, or nothing."""
-
-    def __init__(self, enabled: bool | str, total: int | None) -> None:
-        self._p = None
-        if enabled == "auto":
-            import sys
-
-            enabled = sys.stderr.isatty()
-        if enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self._p = Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(),
-                               TextColumn("{task.fields[status]}"), TimeElapsedColumn(), transient=True)
-            self._p.start()
-            self._task = self._p.add_task("eval", total=total, status="")
-            self._failed = 0
-
-    def advance(self, outcome: Outcome) -> None:
-        if self._p is not None:
-            self._failed += 0 if outcome.ok else 1
-            self._p.update(self._task, advance=1, status=f"{self._failed} failed" if self._failed else "")
-
-    def close(self) -> None:
-        if self._p is not None:
-            self._p.stop()

@@ -350,6 +350,9 @@ class EngineSearchCV(BaseSearchCV):
         except EvaluationFailedError as exc:
             _raise_failed_fit(exc.draw, exc.outcome, evaluator, candidates)
         self.selection_ = selection
+        if self.verbose > 0 and selection.n_reused:
+            print(f"Resumed from the store: {selection.n_reused} of the {n_candidates * n_splits} fits were recorded "
+                  f"there and reused, {n_candidates * n_splits - selection.n_reused} run now")
         out = outputs_from_selection(selection, n_candidates, n_splits, plan, scorers, self.error_score,
                                      self.return_train_score, X, y)
         if self.error_score == "raise" and any(o["fit_error"] is not None for o in out):

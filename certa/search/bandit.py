@@ -174,7 +174,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     :func:`bandit_select` a ``split`` function), ``error_score`` (a failed
     evaluation is recorded in ``selection_`` and counts against the candidate
     as the strategy decides), ``return_train_score`` and ``verbose``
-    (``progress=True`` shows a bar).
+    (``progress=True`` shows a bar on a terminal, a line in a notebook, plain lines in a log).
 
     Attributes
     ----------

@@ -69,7 +69,8 @@ _COMMON_PARAMS_DOC = """
     timeout : float or None
         Seconds allowed per fit.
     progress : bool or "auto", default="auto"
-        Show a progress bar; ``"auto"``: when standard error is a terminal.
+        Show progress on standard error: a bar on a terminal, a line in a Jupyter notebook,
+        plain lines in a log (``True`` only); ``"auto"``: on a terminal or in a notebook.
     callbacks : Callback, function or list of them, optional
         Told about every evaluation as the run goes (e.g.
         :class:`certa.integrations.mlflow.MLflowLogger`); see :func:`certa.run`.
