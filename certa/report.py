@@ -53,7 +53,7 @@ def _fmt(x: Any) -> str:
 def _candidates_table(summary: dict[str, Any]) -> str:
     has_p = any("p_best" in c for c in summary["candidates"])
     head = ["rank", "candidate", "parameters", "evaluations", "failed", "mean", "95% interval", "estimate"] + (
-        ["P(best)"] if has_p else [])
+        ["posterior P(best)"] if has_p else [])
     rows = []
     for c in summary["candidates"]:
         iv = "-" if c["ci_low"] is None else f"[{c['ci_low']:.4f}, {c['ci_high']:.4f}]"
@@ -62,6 +62,12 @@ def _candidates_table(summary: dict[str, Any]) -> str:
                  _fmt(c["mean"]), iv, _fmt(c["estimate"])] + ([_fmt(c.get("p_best"))] if has_p else [])
         rows.append("<tr>" + "".join(f"<td>{v}</td>" for v in cells) + "</tr>")
     return ("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>")
+
+
+def _settings(spec: dict[str, Any], initial_evals: int | None) -> str:
+    """The strategy's settings, with what applies where the strategy raises one (min_evals for the GLR rule)."""
+    return ", ".join(f"{k}={v}" + (f" (raised to {initial_evals})" if k == "min_evals" and initial_evals else "")
+                     for k, v in spec.items() if v is not None)
 
 
 def _comparison_html(selection: Selection) -> str:
@@ -100,7 +106,7 @@ def build_report(selection: Selection, title: str | None = None) -> str:
              f"<h1>{html.escape(title)}</h1>",
              (f"<p><b>Method</b>: {html.escape(str(summary['method']))} "
               f"({html.escape(str(spec.pop('strategy', '?')))}: "
-              f"{html.escape(', '.join(f'{k}={v}' for k, v in spec.items()))}); <b>state</b>: {state}; "
+              f"{html.escape(_settings(spec, summary.get('initial_evals')))}); <b>state</b>: {state}; "
               f"{summary['n_candidates']} candidates, {summary['n_evaluations']} evaluations "
               f"({summary['n_attempts']} attempts, {summary['n_failed']} failed); seed {summary['seed']}; "
               f"evaluator {html.escape(str(summary['evaluator']))}.</p>")]
@@ -111,7 +117,8 @@ def build_report(selection: Selection, title: str | None = None) -> str:
     label = "Choice" if summary["finished"] else "Leader so far"
     leader = summary["choice"]["name"] if summary["finished"] else summary["candidates"][0]["name"]
     parts.append(f"<p><b>{label}</b>: {html.escape(leader)}. {html.escape(summary['statement'])}</p>")
-    parts.append("<h2>Candidates</h2>" + _candidates_table(summary))
+    parts.append("<h2>Candidates</h2>" + _candidates_table(summary)
+                 + "".join(f"<p><small>{html.escape(n)}</small></p>" for n in summary.get("notes", [])))
     if "stability_text" in summary:
         parts.append(f"<h2>Stability</h2><pre>{html.escape(summary['stability_text'])}</pre>")
     if summary["failures"]:

@@ -294,7 +294,7 @@ def _notes(selection: Selection, out: dict[str, Any]) -> list[str]:
                                         "it is not the stated confidence, which is the GLR rule's frequentist "
                                         "guarantee (wrong at most 1 - confidence of the time, Gaussian scores)"))
     spec = selection.strategy
-    if selection.method == "bandit" and spec.get("min_evals") and spec.get("confidence") \
+    if spec.get("min_evals") and spec.get("confidence") \
             and spec.get("stopping", "glr") == "glr":
         from .strategies._glr import min_count
 

@@ -121,14 +121,15 @@ def test_bandit_search_best_params_has_the_candidates_name():
 
 
 def test_progress_auto_follows_the_terminal(monkeypatch):
-    from certa.engine.runner import _Progress
+    from certa.engine.progress import Progress
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
-    assert _Progress("auto", 3)._p is None
+    assert Progress("auto", 3).mode is None
+    assert Progress(True, 3).mode == "log"   # progress=True outside a terminal: plain lines (issue 25 item 6)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
-    bar = _Progress("auto", 3)
+    bar = Progress("auto", 3)
     try:
-        assert bar._p is not None
+        assert bar.mode == "terminal" and bar._bar is not None
     finally:
         bar.close()
-    assert _Progress(False, 3)._p is None
+    assert Progress(False, 3).mode is None

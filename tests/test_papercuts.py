@@ -456,3 +456,14 @@ def test_choice_per_partition_has_a_legend_with_many_long_named_candidates():
     best_label = plot.short_labels(search.selection_)[0][search.best_index_]
     assert best_label in texts and "choice of the partition" in texts
     assert all(len(t) <= 30 for t in texts)
+
+
+def test_report_names_the_posterior_apart_from_the_guarantee_and_shows_min_evals_applied():
+    from certa import bandit_select
+    from certa.report import build_report
+
+    sel = bandit_select(_toy, {"a": 0.6, "b": 0.7}, list(range(20)), confidence=0.9, random_state=0)
+    page = build_report(sel)
+    assert "<th>posterior P(best)</th>" in page and "<th>P(best)</th>" not in page
+    assert "it is not the stated confidence, which is the GLR rule&#x27;s frequentist guarantee" in page
+    assert "min_evals=3 (raised to " in page
