@@ -50,10 +50,10 @@ def machine_info() -> dict[str, Any]:
     import certa
 
     try:
-        import loky
+        from joblib.externals import loky  # the copy certa uses (the standalone package is not a dependency)
 
         loky_version = loky.__version__
-    except ImportError:  # pragma: no cover - loky ships with the project's dependencies
+    except ImportError:  # pragma: no cover - loky ships with joblib
         loky_version = None
     try:
         affinity = len(os.sched_getaffinity(0))

@@ -37,7 +37,7 @@ def time_inline():
 
 
 def time_loky():
-    from loky import get_reusable_executor
+    from joblib.externals.loky import get_reusable_executor  # joblib's copy, the one certa uses
 
     get_reusable_executor().shutdown(wait=True)  # start cold
     t = time.perf_counter()
