@@ -19,6 +19,9 @@ from certa.search.bandit import make_strategy
 from certa.strategies._lower_bound import bernoulli_kl
 
 SD = 0.02
+# The unpaired top-two rule throughout: the scores below share their noise between candidates with
+# the same seed, which a paired run would difference away; the cap and warnings are the same for both.
+TT = {"strategy": "top_two"}
 
 
 def gaussian(mean, train, test, seed):
@@ -42,7 +45,7 @@ def test_bandit_search_missed_target_warns_and_says_so():
     twins = {"t1": DecisionTreeClassifier(max_depth=3, random_state=0),
              "t2": DecisionTreeClassifier(max_depth=3, random_state=1)}   # the same model: no target reachable
     with pytest.warns(TargetNotReachedWarning, match=r"target confidence 0\.9 not reached \(stopped at max_evals=30\)"):
-        s = BanditSearchCV(candidates=twins, confidence=0.9, tolerance=0.01, max_evals=30, random_state=0).fit(X, y)
+        s = BanditSearchCV(candidates=twins, **TT, confidence=0.9, tolerance=0.01, max_evals=30, random_state=0).fit(X, y)
     assert s.target_reached_ is False and s.confidence_ < 0.9
     assert s.guarantee_.endswith("; target confidence 0.9 not reached (stopped at max_evals=30)")
     assert s.guarantee_.startswith(s.selection_.result["guarantee"])
@@ -58,7 +61,7 @@ def test_bandit_search_reached_target_is_quiet():
 
 def test_bandit_select_missed_target_warns():
     with pytest.warns(TargetNotReachedWarning, match="bandit_select: target confidence 0.95 not reached"):
-        sel = bandit_select(gaussian, NEAR_TIE, confidence=0.95, max_evals=40, random_state=0)
+        sel = bandit_select(gaussian, NEAR_TIE, **TT, confidence=0.95, max_evals=40, random_state=0)
     assert sel.result["target_reached"] is False
 
 
@@ -82,14 +85,14 @@ def test_default_cap_is_200_per_candidate():
 
 def test_near_tie_stops_at_the_default_cap():
     # uncapped, this run takes thousands of evaluations (issue 25: 8,829 for a gap of 0.0014)
-    sel, caught = _record(lambda: bandit_select(gaussian, NEAR_TIE, confidence=0.95, random_state=0))
+    sel, caught = _record(lambda: bandit_select(gaussian, NEAR_TIE, **TT, confidence=0.95, random_state=0))
     assert sel.n_evaluations == 2 * EVALS_PER_CANDIDATE and sel.result["stop_reason"] == "max_evals"
     assert any(issubclass(w.category, TargetNotReachedWarning) for w in caught)
 
 
 def test_near_tie_warns_early_with_a_tolerance_that_fits():
     for seed in range(3):
-        sel, caught = _record(lambda: bandit_select(gaussian, NEAR_TIE, confidence=0.95, random_state=seed))
+        sel, caught = _record(lambda: bandit_select(gaussian, NEAR_TIE, **TT, confidence=0.95, random_state=seed))
         near = [str(w.message) for w in caught if issubclass(w.category, NearTieWarning)]
         assert len(near) == 1
         after = int(re.search(r"after (\d+) evaluations", near[0]).group(1))
@@ -97,14 +100,14 @@ def test_near_tie_warns_early_with_a_tolerance_that_fits():
         assert "max_evals=400" in near[0]
         eps = float(re.search(r"tolerance=([0-9.e-]+)", near[0]).group(1))
         # the suggested tolerance reaches the target within the same cap (a new seed: new data)
-        again, caught2 = _record(lambda: bandit_select(gaussian, NEAR_TIE, confidence=0.95, tolerance=eps,
+        again, caught2 = _record(lambda: bandit_select(gaussian, NEAR_TIE, **TT, confidence=0.95, tolerance=eps,
                                                        random_state=100 + seed))
         assert again.result["target_reached"] and again.n_evaluations < 2 * EVALS_PER_CANDIDATE
         assert not [w for w in caught2 if issubclass(w.category, NearTieWarning)]
 
 
 def test_no_near_tie_warning_on_a_clear_choice():
-    sel, caught = _record(lambda: bandit_select(gaussian, CLEAR, confidence=0.95, random_state=0))
+    sel, caught = _record(lambda: bandit_select(gaussian, CLEAR, **TT, confidence=0.95, random_state=0))
     assert sel.result["target_reached"]
     assert not [w for w in caught if issubclass(w.category, (NearTieWarning, TargetNotReachedWarning))]
 
@@ -133,7 +136,7 @@ def test_select_cli_default_cap_and_near_tie_line(tmp_path, monkeypatch, capsys)
     (tmp_path / "cands.toml").write_text("[candidates.a]\nmean = 0.8\n\n[candidates.b]\nmean = 0.8014\n")
     monkeypatch.chdir(tmp_path)
     code = main(["select", "--evaluate", "tieeval:evaluate", "--candidates", "cands.toml", "--json",
-                 "--store", "run.sqlite"])
+                 "--strategy", "top_two", "--store", "run.sqlite"])
     out, err = capsys.readouterr()
     summary = json.loads(out)
     assert code == 0 and summary["n_evaluations"] == 400
@@ -141,6 +144,6 @@ def test_select_cli_default_cap_and_near_tie_line(tmp_path, monkeypatch, capsys)
     assert re.search(r"certa select: warning: near tie: after \d+ evaluations", err)
     assert "tolerance=" in err
     code = main(["select", "--evaluate", "tieeval:evaluate", "--candidates", "cands.toml", "--json",
-                 "--max-evals", "none", "--tolerance", "0.02", "--seed", "1"])
+                 "--strategy", "top_two", "--max-evals", "none", "--tolerance", "0.02", "--seed", "1"])
     summary = json.loads(capsys.readouterr().out)
     assert summary["strategy"]["max_evals"] is None and summary["bandit"]["target_reached"] is True
