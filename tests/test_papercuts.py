@@ -64,7 +64,7 @@ def test_store_mismatch_names_both_values_and_remove_store_starts_over(tmp_path)
     assert "remove_store" in msg and "--overwrite" in msg
     with pytest.raises(ValueError) as info:
         bandit_select(_toy, {"a": 0.6, "b": 0.7}, data, confidence=0.9, tolerance=0.005, random_state=4, store=path)
-    assert "seed (0 in the store, 4 in this run)" in str(info.value)
+    assert "its seed differs from this run's (0 in the store, 4 in this run)" in str(info.value)
     with pytest.raises(ValueError) as info:
         bandit_select(_toy, {"a": 0.6, "c": 0.8}, data, confidence=0.9, tolerance=0.005, random_state=0, store=path)
     assert "candidate 2 is 'b'" in str(info.value) and "'c'" in str(info.value)

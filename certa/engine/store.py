@@ -532,11 +532,10 @@ def _differences(stored: dict, current: dict) -> str:
     if not diff:
         return "its fingerprint differs"
     current = _plainjson(current)
-    said = []
-    for k in diff:
-        values = _part_values(k, stored, current)
-        said.append(f"{_PART_NAMES.get(k, k)} ({values})" if values else _PART_NAMES.get(k, k))
-    return "its " + "; ".join(said) + (" differ" if len(diff) > 1 else " differs") + " from this run's"
+    values = {k: _part_values(k, stored, current) for k in diff}
+    shown = [(f"{_PART_NAMES.get(k, k)}: {v}" if len(diff) > 1 else v) for k, v in values.items() if v]
+    return ("its " + ", ".join(_PART_NAMES.get(k, k) for k in diff) + (" differ" if len(diff) > 1 else " differs")
+            + " from this run's" + (f" ({'; '.join(shown)})" if shown else ""))
 
 
 #: What a refused store's error suggests: how to start over on the same path.
