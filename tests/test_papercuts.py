@@ -467,3 +467,18 @@ def test_report_names_the_posterior_apart_from_the_guarantee_and_shows_min_evals
     assert "<th>posterior P(best)</th>" in page and "<th>P(best)</th>" not in page
     assert "it is not the stated confidence, which is the GLR rule&#x27;s frequentist guarantee" in page
     assert "min_evals=3 (raised to " in page
+
+
+def test_log_progress_of_an_adaptive_run_thins_out_as_it_goes(capsys):
+    from certa.engine.draws import Outcome
+    from certa.engine.progress import Progress
+
+    bar = Progress(True, None)          # no total: an adaptive run
+    for i in range(25):
+        bar.advance(Outcome(score=0.5) if i != 3 else Outcome.failure("boom"))
+    bar.close()
+    lines = capsys.readouterr().err.splitlines()
+    counts = [line.split(" ")[1] for line in lines[1:-1]]
+    assert counts == ["1", "2", "5", "10", "20"]   # 1, 2, 5, 10, 20, ... (or every 30 s)
+    assert lines[0] == "certa: evaluating..." and lines[1].startswith("certa: 1 evaluation, ")
+    assert lines[-1].startswith("certa: end: 25 evaluations, 1 failed")

@@ -104,7 +104,8 @@ class Progress:
         share = f" ({self.done / self.total:.0%})" if self.total else ""
         extra = "".join([f", {self.failed} failed" if self.failed else "",
                          f", {self.reused} reused from the store" if self.reused else ""])
-        return f"{self.done}{of} evaluations{share}{extra}"
+        noun = "evaluation" if self.done == 1 and not self.total else "evaluations"
+        return f"{self.done}{of} {noun}{share}{extra}"
 
     def _text(self) -> Any:
         from IPython.display import Pretty
