@@ -62,9 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Run a strategy many times against simulated candidates, given either their "
                          "means and SDs (Gaussian) or a JSON table of observed scores per candidate to replay, and "
                          "report min / mean / max evaluations and how often the true best was chosen.")
-    sim.add_argument("--strategy", default="top_two",
-                     choices=["top_two", "fiesta", "batch", "uniform", "sequential_halving", "equal"],
-                     help="fiesta: FIESTA's exact algorithm (top-two, beta 0.5, Bayesian stopping)")
+    sim.add_argument("--strategy", default="auto",
+                     choices=["auto", "paired", "top_two", "fiesta", "batch", "uniform", "sequential_halving", "equal"],
+                     help="auto (default): paired (every survivor on each row, paired delta-correct rule) unless "
+                     "--stopping or --beta is given, then top_two; fiesta: FIESTA's exact algorithm (top-two, "
+                     "beta 0.5, Bayesian stopping)")
+    sim.add_argument("--paired", action="store_true",
+                     help="--table: the table's rows are paired (row i is one split and seed for every "
+                     "candidate, as in FIESTA's TDSA table): a row is replayed whole; without it each score is "
+                     "drawn from its own random row")
     sim.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sim.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies")
     sim.add_argument("--stopping", default=None, choices=["glr", "bayes"],
@@ -122,10 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--evaluate", required=True, metavar="MODULE:FUNCTION",
                      help="import path of evaluate(params, seed) -> score; the current directory is searched first")
     sel.add_argument("--candidates", required=True, metavar="FILE", help="TOML or JSON file of candidates")
-    sel.add_argument("--strategy", default="top_two", choices=["top_two", "fiesta", "batch", "uniform",
-                                                               "sequential_halving", "equal"],
-                     help="top_two (default), fiesta (FIESTA's exact algorithm), batch, uniform: until --confidence; "
+    sel.add_argument("--strategy", default="auto", choices=["auto", "paired", "top_two", "fiesta", "batch", "uniform",
+                                                            "sequential_halving", "equal"],
+                     help="auto (default: paired, or top_two with --no-paired, --stopping or --beta), paired, "
+                     "top_two, fiesta (FIESTA's exact algorithm), batch, uniform: until --confidence; "
                      "sequential_halving, equal: --budget evaluations")
+    sel.add_argument("--paired", action=argparse.BooleanOptionalAction, default=None,
+                     help="paired evaluation: every candidate on a row gets the same seed (default with the auto "
+                     "and paired strategies; --no-paired: a fresh seed per evaluation)")
     sel.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sel.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies: evaluations")
     sel.add_argument("--stopping", default=None, choices=["glr", "bayes"],
@@ -214,7 +224,7 @@ def _run_select(args) -> int:
         remove_store(args.store)
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
                              n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
-                             tolerance=args.tolerance, n_candidates=len(candidates))
+                             tolerance=args.tolerance, n_candidates=len(candidates), paired=args.paired)
     progress = not args.no_progress   # on standard error: a bar on a terminal, plain lines in a log
     received: list[int] = []
 
@@ -512,8 +522,11 @@ def _simulate(args, strategy, simulate, load_score_table):
             if missing:
                 raise ValueError(f"--models names candidates not in the table: {missing}; it has {sorted(table)}")
             table = {m: table[m] for m in names}
-        report = simulate(strategy, table=table, n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs)
+        report = simulate(strategy, table=table, n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs,
+                          paired_rows=args.paired)
     else:
+        if args.paired:
+            raise ValueError("--paired replays a table's rows whole: give it with --table")
         if not args.sds:
             raise ValueError("--means needs --sds")
         means = _floats(args.means, "--means")

@@ -17,8 +17,15 @@ from .engine.runner import run
 from .engine.strategy import Strategy
 
 
+def _own_rng(seed: int, candidate: int) -> np.random.Generator:
+    """The candidate's own stream for an evaluation seed: independent between candidates even
+    when a paired strategy gives every candidate on a row the same seed."""
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(candidate),)))
+
+
 class GaussianScores:
-    """Simulated candidate ``i`` scores ``Normal(means[i], sds[i])`` (picklable)."""
+    """Simulated candidate ``i`` scores ``Normal(means[i], sds[i])``, independent between
+    candidates (picklable)."""
 
     def __init__(self, means: Sequence[float], sds: Sequence[float]) -> None:
         self.means = np.asarray(means, dtype=float)
@@ -26,20 +33,33 @@ class GaussianScores:
 
     def __call__(self, params: dict, seed: int) -> float:
         i = params["candidate"]
-        return float(np.random.default_rng(seed).normal(self.means[i], self.sds[i]))
+        return float(_own_rng(seed, i).normal(self.means[i], self.sds[i]))
 
 
 class ReplayScores:
-    """Replays observed scores: each evaluation of candidate ``i`` draws one of its stored
-    scores at random (with replacement), as the FIESTA paper does with its 500 scores per model."""
+    """Replays observed scores, drawn at random with replacement as the FIESTA paper does
+    with its 500 scores per model.
 
-    def __init__(self, table: Mapping[str, Sequence[float]]) -> None:
+    ``paired=False``: each evaluation of candidate ``i`` draws one of its stored scores from
+    its own random position. ``paired=True``: the table's rows are paired (row ``r`` is one
+    split and seed for every candidate, as in FIESTA's TDSA table, so every column has the
+    same length); the row is drawn from the evaluation's seed alone, so every candidate
+    evaluated with the same seed (a paired run's row) gets its score from the same row.
+    """
+
+    def __init__(self, table: Mapping[str, Sequence[float]], paired: bool = False) -> None:
         self.names = list(table)
         self.table = [np.asarray(table[n], dtype=float) for n in self.names]
+        self.paired = bool(paired)
+        if self.paired and len({t.size for t in self.table}) > 1:
+            raise ValueError("paired rows need one score per row for every candidate; the table's lists have "
+                             f"lengths {sorted({t.size for t in self.table})}")
 
     def __call__(self, params: dict, seed: int) -> float:
-        scores = self.table[params["candidate"]]
-        return float(scores[np.random.default_rng(seed).integers(scores.size)])
+        i = params["candidate"]
+        scores = self.table[i]
+        rng = np.random.default_rng(seed) if self.paired else _own_rng(seed, i)
+        return float(scores[rng.integers(scores.size)])
 
 
 @dataclass
@@ -182,13 +202,16 @@ def _run_chunk(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: i
 
 def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: Sequence[float] | None = None,
              table: Mapping[str, Sequence[float]] | None = None, n_runs: int = 500, random_state: int = 0,
-             names: Sequence[str] | None = None, n_jobs: int = 1, driver: str = "direct") -> SimulationReport:
+             names: Sequence[str] | None = None, n_jobs: int = 1, driver: str = "direct",
+             paired_rows: bool = False) -> SimulationReport:
     """Run ``strategy`` ``n_runs`` times against simulated candidates.
 
     Give either ``means`` and ``sds`` (Gaussian candidates) or ``table``
     (observed scores per candidate, replayed at random). Run ``r`` has its own
     seed ``derive_seed(random_state, r)``, so the report does not depend on
-    ``n_jobs``. ``driver="direct"`` runs the strategy's ask/tell loop without the
+    ``n_jobs``. ``paired_rows=True`` (``table`` only) replays the table's rows whole: every
+    candidate evaluated with one seed scores from the same row (:class:`ReplayScores`); a
+    paired strategy then sees the table's correlation between candidates. ``driver="direct"`` runs the strategy's ask/tell loop without the
     runner's bookkeeping (same results as ``driver="runner"``, which goes through
     :func:`certa.engine.runner.run`, about 10x faster).
 
@@ -220,6 +243,8 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         raise ValueError(f"driver must be one of {DRIVERS}, got {driver!r}")
     if (table is None) == (means is None):
         raise ValueError("give either means (with sds) or table, not both or neither")
+    if paired_rows and table is None:
+        raise ValueError("paired_rows replays a table's rows whole: give table")
     lower = None
     t_star = None
     tolerance = float(getattr(strategy, "tolerance", 0.0))
@@ -235,7 +260,7 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
                 raise ValueError(f"table[{k!r}] must hold numbers (scores), got {bad!r} of type {type(bad).__name__}")
             if not np.all(np.isfinite(np.asarray(v, dtype=float))):
                 raise ValueError(f"table[{k!r}] must be a non-empty list of finite scores")
-        source: Any = ReplayScores(table)
+        source: Any = ReplayScores(table, paired=paired_rows)
         labels = list(table)
         true_means = np.array([np.mean(t) for t in source.table])
     else:

@@ -37,9 +37,12 @@ from .strategies._validation import check_beta, check_confidence, check_int
 __all__ = [
     "AccuracySampler",
     "BatchReport",
+    "CorrelatedGaussianRows",
     "GaussianSampler",
+    "ReplayRows",
     "ReplaySampler",
     "StudentTSampler",
+    "simulate_paired_batch",
     "simulate_top_two_batch",
 ]
 
@@ -331,3 +334,137 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
     del rows
     return BatchReport(evaluations=evals, chosen=chosen, capped=capped, true_means=true_means, tolerance=eps,
                        counts=n, means=mean, forced=forced_count + min_evals * k)
+
+
+# ------------------------------------------------------------------------------------------
+# the paired rule (PairedElimination): whole rows of correlated scores
+# ------------------------------------------------------------------------------------------
+class CorrelatedGaussianRows:
+    """Simulated rows: ``means[i] + sds[i] (sqrt(r) z_row + sqrt(1 - r) z_i)``, correlation ``r``
+    between every two candidates on a row (``r = 0``: independent candidates)."""
+
+    def __init__(self, means: Sequence[float], sds: Sequence[float] | float, correlation: float) -> None:
+        self.means = np.asarray(means, dtype=float)
+        self.sds = np.broadcast_to(np.asarray(sds, dtype=float), self.means.shape).copy()
+        if not 0.0 <= correlation < 1.0:
+            raise ValueError(f"correlation must be in [0, 1), got {correlation!r}")
+        self.correlation = float(correlation)
+
+    @property
+    def true_means(self) -> np.ndarray:
+        return self.means
+
+    def rows(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        z = rng.standard_normal((n, self.means.size))
+        shared = rng.standard_normal((n, 1))
+        r = self.correlation
+        return self.means + self.sds * (math.sqrt(r) * shared + math.sqrt(1.0 - r) * z)
+
+
+class ReplayRows:
+    """Replayed rows of a score table: ``paired=True`` draws a whole row of the table (its rows are
+    one split and seed for every candidate); ``paired=False`` draws each candidate's score from
+    its own random row."""
+
+    def __init__(self, table: Mapping[str, Sequence[float]], paired: bool = True) -> None:
+        self.names = list(table)
+        self.table = np.array([np.asarray(table[n], dtype=float) for n in self.names]).T   # rows x candidates
+        self.paired = bool(paired)
+
+    @property
+    def true_means(self) -> np.ndarray:
+        return self.table.mean(axis=0)
+
+    def rows(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        n_rows, k = self.table.shape
+        if self.paired:
+            return self.table[rng.integers(n_rows, size=n)]
+        return self.table[rng.integers(n_rows, size=(n, k)), np.arange(k)]
+
+
+def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float = 0.0, n_runs: int = 1000,
+                          max_evals: int = 100_000, random_state: int = 0,
+                          threshold: Any = None) -> BatchReport:
+    """Many runs of :class:`certa.strategies.PairedElimination` at once, on rows from
+    ``sampler.rows(n, rng) -> (n, K)``.
+
+    The same statistic (:func:`certa.strategies._paired.pair_statistics`), running maxima,
+    elimination and stopping as the strategy; ``tests/test_paired.py`` checks that both make
+    the same choice after the same evaluations on the same rows. ``threshold`` (for calibration
+    of other thresholds): a function ``rows -> log threshold`` per run, replacing
+    ``log((K - 1) / delta)``.
+
+    Examples
+    --------
+    >>> rep = simulate_paired_batch(CorrelatedGaussianRows([0.0, -1.0], 1.0, 0.5), confidence=0.95, n_runs=50)
+    >>> bool(rep.wrong.mean() <= 0.1)
+    True
+    """
+    from .strategies._paired import pair_statistics, paired_threshold
+
+    confidence = check_confidence(confidence)
+    n_runs = check_int("n_runs", n_runs, 1)
+    rng = np.random.default_rng(random_state)
+    true_means = np.asarray(sampler.true_means, dtype=float)
+    k = true_means.size
+    limit = paired_threshold(1.0 - confidence, k)
+    R = n_runs
+    alive = np.ones((R, k), dtype=bool)
+    active = np.ones(R, dtype=bool)
+    n = np.zeros((R, k, k))
+    s = np.zeros((R, k, k))
+    ss = np.zeros((R, k, k))
+    sn = np.zeros((R, k))
+    s1 = np.zeros((R, k))
+    s2 = np.zeros((R, k))
+    run0 = np.full((R, k, k), -np.inf)
+    run_eps = np.full((R, k, k), -np.inf)
+    evals = np.zeros(R, dtype=int)
+    capped = np.zeros(R, dtype=bool)
+    chosen = np.zeros(R, dtype=int)
+    row = 0
+    while active.any():
+        idx = np.flatnonzero(active)
+        a = alive[idx]
+        room = max_evals - evals[idx]
+        # a row is cut at max_evals (the strategy asks survivors in index order)
+        a &= np.cumsum(a, axis=1) <= room[:, None]
+        x = sampler.rows(idx.size, rng)
+        evals[idx] += a.sum(axis=1)
+        both = a[:, :, None] & a[:, None, :]
+        d = x[:, :, None] - x[:, None, :]
+        n[idx] += both
+        s[idx] += np.where(both, d, 0.0)
+        ss[idx] += np.where(both, d * d, 0.0)
+        sn[idx] += a
+        s1[idx] += np.where(a, x, 0.0)
+        s2[idx] += np.where(a, x * x, 0.0)
+        w0 = pair_statistics(n[idx], s[idx], ss[idx], sn[idx], s1[idx], s2[idx], 0.0)
+        run0[idx] = np.maximum(run0[idx], w0)
+        if tolerance > 0:
+            run_eps[idx] = np.maximum(run_eps[idx], pair_statistics(n[idx], s[idx], ss[idx], sn[idx], s1[idx],
+                                                                     s2[idx], tolerance))
+        else:
+            run_eps[idx] = run0[idx]
+        lim = limit if threshold is None else np.asarray(threshold(row + 1), dtype=float)
+        ruled_out = run0[idx].max(axis=1) > lim
+        new_alive = alive[idx] & ~ruled_out
+        empty = ~new_alive.any(axis=1)
+        if empty.any():   # a cycle of eliminations: keep the highest mean (as the strategy does)
+            means = np.where(alive[idx], s1[idx] / np.maximum(sn[idx], 1), -np.inf)
+            new_alive[empty, np.argmax(means[empty], axis=1)] = True
+        alive[idx] = new_alive
+        means = np.where(new_alive, s1[idx] / np.maximum(sn[idx], 1), -np.inf)
+        leader = np.argmax(means, axis=1)
+        done = new_alive.sum(axis=1) == 1
+        if tolerance > 0:
+            ev = np.maximum(run0[idx].max(axis=1), run_eps[idx][np.arange(idx.size), leader])
+            ev[np.arange(idx.size), leader] = np.inf
+            done |= ev.min(axis=1) > lim
+        cap = ~done & (evals[idx] >= max_evals)
+        chosen[idx] = leader
+        capped[idx[cap]] = True
+        active[idx[done | cap]] = False
+        row += 1
+    return BatchReport(evaluations=evals, chosen=chosen, capped=capped, true_means=true_means,
+                       tolerance=float(tolerance), counts=sn.astype(int))

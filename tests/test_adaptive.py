@@ -210,12 +210,12 @@ def test_fewer_than_two_candidates():
 def test_bandit_search_cv_on_real_data():
     X, y = load_iris(return_X_y=True)
     s = BanditSearchCV(candidates={"majority": DummyClassifier(), "logreg": LogisticRegression(max_iter=500)},
-                       confidence=0.95, test_size=0.3, random_state=0, n_jobs=1).fit(X, y)
+                       confidence=0.95, test_size=0.3, random_state=0, n_jobs=1, paired=False).fit(X, y)
     assert s.best_params_["model"].__class__ is LogisticRegression
     assert s.confidence_ >= 0.95
     assert s.best_estimator_.score(X, y) > 0.9
     ev = s.selection_.evaluations
-    assert ev["seed"].nunique() == len(ev)  # a fresh split and seed for every evaluation
+    assert ev["seed"].nunique() == len(ev)  # unpaired: a fresh split and seed for every evaluation
     assert (ev["n_test"] == 45).all()
     assert set(s.cv_results_) >= {"params", "mean_test_score", "p_best", "n_evaluations", "rank_test_score"}
 
@@ -240,7 +240,8 @@ def test_bandit_select_user_function_and_split():
         assert len(train) == 80 and len(test) == 20
         return model + np.random.default_rng(seed).normal(0, 0.02)
 
-    sel = bandit_select(evaluate, {"a": 0.5, "b": 0.6}, data, split=split, confidence=0.95, random_state=1)
+    sel = bandit_select(evaluate, {"a": 0.5, "b": 0.6}, data, split=split, confidence=0.95, random_state=1,
+                        paired=False)
     assert sel.best.name == "b"
     frame = belief_frame(sel)
     assert list(frame.columns) == ["a", "b"] and frame.iloc[-1]["b"] >= 0.95

@@ -89,7 +89,7 @@ def test_simulate_says_the_lower_bound_does_not_apply_to_the_bayes_rule(capsys):
         assert "the Bayes stopping rule is not one" in capsys.readouterr().out
         assert main([*args, *bayes, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["lower_bound_applies"] is False
-    assert main(args) == 0   # the default rule is the delta-correct GLR
+    assert main(args) == 0   # the default rule is delta-correct (the paired rule)
     assert "Bayes stopping rule" not in capsys.readouterr().out
     assert main([*args, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["lower_bound_applies"] is True

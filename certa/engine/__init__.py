@@ -1,7 +1,7 @@
 """certa's engine: candidates, draws, strategies (ask/tell), evaluators, executors, store, runner."""
 from .callbacks import Callback, Evaluation, RunView
 from .candidates import Candidate, as_candidates, candidates_from_grid, named_candidates
-from .draws import Draw, Outcome, derive_seed
+from .draws import Draw, Outcome, derive_seed, row_seed, split_draw
 from .evaluators import EstimatorEvaluator, Evaluator, FunctionEvaluator
 from .executors import ClusterLostError, DaskExecutor, InlineExecutor, RayExecutor, resolve_executor
 from .plans import JKFoldPlan, Plan, RandomSplitPlan, SplitsPlan
@@ -40,5 +40,7 @@ __all__ = [
            "named_candidates",
            "remove_store",
            "resolve_executor",
+           "row_seed",
            "run",
+           "split_draw",
 ]

@@ -22,6 +22,44 @@ def derive_seed(root: int, *path: int) -> int:
     return int(ss.generate_state(1, dtype=np.uint32)[0])
 
 
+#: First spawn-key element of row seeds (paired evaluation); no strategy's candidate index
+#: comes near it, so a row's seed never equals one candidate's own seed.
+ROW_SEED_KEY = 2**31 - 3
+
+
+def row_seed(root: int, row: int) -> int:
+    """Seed of row ``row`` of a paired run: the same for every candidate evaluated on that row.
+
+    Examples
+    --------
+    >>> row_seed(0, 4) == row_seed(0, 4) != row_seed(0, 5)
+    True
+    """
+    return derive_seed(root, ROW_SEED_KEY, int(row))
+
+
+def split_draw(root: int, candidate: int, row: int, *, paired: bool) -> Draw:
+    """The ``"split"`` draw of ``candidate`` on row ``row`` (its fresh split and model seed).
+
+    ``paired=False``: the seed derives from ``(candidate, row)``, every candidate's scores are
+    independent. ``paired=True`` (common random numbers): it derives from the row alone, so
+    every candidate evaluated on row ``row`` gets the same split and seed, and scores compare
+    row by row. Either way the draw is a function of ``(candidate, row)`` only, whichever
+    candidate is asked for first, so a store, a resumed run and processes sharing a store
+    reuse it.
+
+    Examples
+    --------
+    >>> a, b = split_draw(7, 0, 3, paired=True), split_draw(7, 5, 3, paired=True)
+    >>> a.seed == b.seed, a.key, b.key
+    (True, 'split/c0/3', 'split/c5/3')
+    >>> split_draw(7, 0, 3, paired=False).seed == split_draw(7, 5, 3, paired=False).seed
+    False
+    """
+    seed = row_seed(root, row) if paired else derive_seed(root, candidate, row)
+    return Draw(int(candidate), "split", (int(row),), seed=seed)
+
+
 @dataclass(frozen=True)
 class Draw:
     """One evaluation to run: which candidate on which data.
@@ -32,8 +70,9 @@ class Draw:
         Index of the candidate in the run's candidate list.
     kind : {"fold", "split", "subset", "full"}
         ``"fold"``: repeat ``index[0]``, fold ``index[1]`` of a J-K-fold plan;
-        ``"split"``: a fresh random train/test split (``index[0]`` counts the
-        candidate's evaluations); ``"subset"``: a training subset of ``size``
+        ``"split"``: a fresh random train/test split; ``index[0]`` is its row: the
+        candidate's evaluation count, or in a paired run the row every candidate
+        evaluated on it shares (:func:`split_draw`); ``"subset"``: a training subset of ``size``
         examples (progressive sampling, ``index[0]`` is the round);
         ``"full"``: all labelled data (plus an unlabeled set).
     index : tuple of int

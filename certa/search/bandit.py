@@ -22,6 +22,7 @@ from ..engine.validation import check_array_like
 from ..strategies import (
     BatchThompson,
     EqualAllocation,
+    PairedElimination,
     SequentialHalving,
     TopTwoThompson,
     UniformUntilConfident,
@@ -39,14 +40,45 @@ from ._common import (
     wants_stratified,
 )
 
-STRATEGIES = ("top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal")
+STRATEGIES = ("auto", "paired", "top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal")
+
+
+def resolve_paired(strategy: str | Strategy, paired: bool | None, unpaired_options: bool = False) -> bool:
+    """Whether a run is paired.
+
+    ``paired=None`` (the default) pairs ``"paired"`` and the default ``"auto"`` (unless an option
+    of the unpaired rules, ``stopping``, ``beta`` or ``transform``, is given: ``unpaired_options``),
+    and leaves the other strategies unpaired."""
+    if paired is not None and not isinstance(paired, (bool, np.bool_)):
+        raise TypeError(f"paired must be True, False or None, got {paired!r}")
+    if isinstance(strategy, Strategy):
+        own = bool(getattr(strategy, "paired", False))
+        if paired is not None and bool(paired) != own:
+            raise ValueError(f"paired={paired!r} contradicts the given strategy {type(strategy).__name__}, "
+                             f"which is {'paired' if own else 'unpaired'}")
+        return own
+    if paired is None:
+        return strategy == "paired" or (strategy == "auto" and not unpaired_options)
+    if paired and strategy not in ("auto", "paired"):
+        raise ValueError(f"paired=True needs the paired strategy (strategy='auto' or 'paired'); strategy="
+                         f"{strategy!r} draws a fresh split per evaluation and its stopping rule assumes "
+                         "independent candidates (give paired=False or None)")
+    if not paired and strategy == "paired":
+        raise ValueError("strategy='paired' is paired evaluation; with paired=False use strategy='auto' "
+                         "(top-two) or another strategy")
+    return bool(paired)
 
 
 def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None,
                   stopping: str | None = None, n_workers: int | None = None, max_evals: int | str | None = None,
                   transform: str | None = None, beta: float | str | None = None,
-                  tolerance: float = 0.0, n_candidates: int | None = None) -> Strategy:
+                  tolerance: float = 0.0, n_candidates: int | None = None, paired: bool | None = None) -> Strategy:
     """Build a strategy from its name and the usual arguments (or pass a Strategy through).
+
+    ``strategy="auto"`` (the fronts' default) is ``"paired"`` unless ``paired=False`` or an option
+    of the unpaired rules (``stopping``, ``beta``, ``transform``) is given, then ``"top_two"``.
+    ``"paired"`` (:class:`certa.strategies.PairedElimination`): every survivor on every row (one
+    split and seed per row), eliminated by the paired delta-correct rule.
 
     ``stopping=None`` and ``beta=None`` take the defaults: ``"glr"`` (delta-correct) and
     ``"ids"`` (information-directed top-two). ``strategy="fiesta"`` is FIESTA's exact
@@ -58,9 +90,23 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
     is then required; :func:`certa.search._budget.default_max_evals`); ``None``: no cap.
     """
     if isinstance(strategy, Strategy):
+        resolve_paired(strategy, paired)
         return strategy
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {list(STRATEGIES)} or a certa Strategy, got {strategy!r}")
+    if resolve_paired(strategy, paired, any(v is not None for v in (stopping, beta, transform))):
+        if isinstance(max_evals, str) and n_candidates is None:
+            raise ValueError("max_evals='auto' needs n_candidates (the cap is 200 evaluations per candidate)")
+        max_evals = resolve_max_evals(max_evals, n_candidates or 0)
+        if confidence is None:
+            raise ValueError("strategy='paired' is a fixed-confidence method: give confidence, e.g. 0.95")
+        for name, value in (("stopping", stopping), ("beta", beta), ("transform", transform)):
+            if value is not None and not (name == "stopping" and value == "paired"):
+                raise ValueError(f"{name}={value!r} applies to the unpaired strategies; the paired strategy "
+                                 f"stops by its own rule (give paired=False to use {name})")
+        return PairedElimination(confidence, tolerance=tolerance, max_evals=max_evals)
+    if strategy == "auto":
+        strategy = "top_two"
     if strategy in ("sequential_halving", "equal"):
         if budget is None:
             raise ValueError(f"strategy={strategy!r} is a fixed-budget method: give budget (number of evaluations)")
@@ -118,8 +164,15 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     param_grid : dict or list of dicts, optional
     candidates : dict of name -> estimator, optional
         Named models to choose between (instead of ``estimator`` + ``param_grid``).
-    strategy : {"top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal"} or Strategy
-        ``"top_two"``: top-two Thompson sampling to a fixed ``confidence``;
+    strategy : {"auto", "paired", "top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal"} \
+or Strategy, default "auto"
+        ``"auto"``: ``"paired"`` unless ``paired=False`` or ``stopping``/``beta`` is given, then
+        ``"top_two"``;
+        ``"paired"``: every surviving candidate on each row (one split and seed per row, shared
+        by the candidates), eliminated by the paired delta-correct rule, to a fixed ``confidence``
+        (a row's evaluations run in parallel on the workers);
+        ``"top_two"``: top-two Thompson sampling to a fixed ``confidence``, every evaluation on
+        its own split and seed;
         ``"fiesta"``: FIESTA's exact algorithm (top-two with ``beta=0.5`` and the
         Bayesian stopping rule);
         ``"batch"``: asynchronous Thompson sampling for ``n_workers`` workers;
@@ -127,6 +180,12 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         the non-adaptive baselines.
     confidence : float, default 0.95
     budget : int or None
+    paired : bool or None, default None
+        Paired evaluation (common random numbers): the k-th row's split and seed are the same
+        for every candidate, so scores compare row by row. ``None``: paired for ``"auto"`` (and
+        ``"paired"``), unpaired for the other strategies, whose rules assume independent scores.
+        On FIESTA's TDSA replay the paired default needs about a third of the evaluations of
+        unpaired top-two at the same confidence (``docs/adaptive.md``).
     stopping : {"glr", "bayes"} or None, default None (``"glr"``)
         ``"glr"``: delta-correct for Gaussian scores (a wrong choice with probability
         at most ``1 - confidence``); ``"bayes"`` (FIESTA's): stop when P(best) >=
@@ -210,8 +269,9 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator: Any = None, param_grid: Any = None, *, candidates: Mapping[str, Any] | None = None,
-                 strategy: str | Strategy = "top_two", confidence: float = 0.95, budget: int | None = None,
-                 stopping: str | None = None, beta: float | str | None = None, test_size: float = 0.2,
+                 strategy: str | Strategy = "auto", confidence: float = 0.95, budget: int | None = None,
+                 paired: bool | None = None, stopping: str | None = None, beta: float | str | None = None,
+                 test_size: float = 0.2,
                  n_workers: int | None = None, max_evals: int | str | None = "auto", tolerance: float = 0.0,
                  scoring: Any = None,
                  n_jobs: int | None = None,
@@ -224,6 +284,7 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         self.strategy = strategy
         self.confidence = confidence
         self.budget = budget
+        self.paired = paired
         self.stopping = stopping
         self.beta = beta
         self.test_size = test_size
@@ -282,7 +343,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"test_size must be a fraction in (0, 1) or a number of samples >= 1, got {self.test_size!r}")
         strategy = make_strategy(self.strategy, confidence=self.confidence, budget=self.budget,
                                  stopping=self.stopping, n_workers=self.n_workers, max_evals=self.max_evals,
-                                 beta=self.beta, tolerance=self.tolerance, n_candidates=len(cands))
+                                 beta=self.beta, tolerance=self.tolerance, n_candidates=len(cands),
+                                 paired=self.paired)
         example = self.estimator if self.estimator is not None else cands[0].params["model"]
         stratified = wants_stratified(example, y)
         evaluator = EstimatorEvaluator(self.estimator, X, y, RandomSplitPlan(self.test_size, stratified), self.scoring,
@@ -365,8 +427,8 @@ def _split_signature(split_result: Any) -> str:
 
 
 def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, split: Callable | None = None,
-                  test_size: float = 0.2, strategy: str | Strategy = "top_two", confidence: float | None = 0.95,
-                  budget: int | None = None, stopping: str | None = None, beta: float | str | None = None,
+                  test_size: float = 0.2, strategy: str | Strategy = "auto", confidence: float | None = 0.95,
+                  budget: int | None = None, paired: bool | None = None, stopping: str | None = None, beta: float | str | None = None,
                   n_workers: int | None = None,
                   max_evals: int | str | None = "auto", tolerance: float = 0.0, n_jobs: int | None = 1,
                   executor: Any = None,
@@ -383,7 +445,9 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     (train, test)`` if given, otherwise at random with ``test_size`` (``data``
     may be a tuple of arrays, split together). With ``data=(X, y)``, ``train`` and
     ``test`` are ``(X, y)`` tuples (``X_train, y_train = train``); with one array they
-    are its two parts; without ``data`` (and ``split``) both are ``None``. A candidate whose evaluations fail
+    are its two parts; without ``data`` (and ``split``) both are ``None``. With ``paired`` (the
+    default strategy's, see :class:`BanditSearchCV`) every candidate evaluated on a row gets the
+    same ``seed``, so ``split`` gives them the same split. A candidate whose evaluations fail
     ``max_failures`` times in a row is dropped (``Selection.dropped``); see :func:`certa.run`.
     ``callbacks`` are told about every evaluation as the run goes (see :func:`certa.run`).
 
@@ -445,7 +509,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
             raise ValueError("split returns the same split for different seeds: every evaluation must use a fresh "
                              "split, so split(data, seed) must depend on seed")
     strat = make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping, n_workers=n_workers,
-                          max_evals=max_evals, beta=beta, tolerance=tolerance, n_candidates=len(cands))
+                          max_evals=max_evals, beta=beta, tolerance=tolerance, n_candidates=len(cands),
+                          paired=paired)
     evaluator = _UserFunctionEvaluator(evaluate, data, split, test_size, named)
     sel = run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
               retries=retries, timeout=timeout, progress=progress, max_failures=max_failures,

@@ -326,6 +326,8 @@ def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
         return "no confidence yet (fewer than 3 scores of some candidate)"
     what = "the best" if tolerance == 0 else f"within {tolerance:g} of the best"
     kind = ("frequentist, delta-correct for Gaussian scores" if stopping == "glr"
+            else "frequentist, delta-correct for Gaussian scores, from paired differences on common rows"
+            if stopping == "paired"
             else "Bayesian posterior P(best)" + ("" if tolerance == 0 else f" within {tolerance:g}")
             + ", not a frequentist guarantee")
     return f"{what} with confidence {_fmt_conf(confidence)} ({kind})"

@@ -1,0 +1,212 @@
+"""A delta-correct stopping rule on paired differences (common random numbers).
+
+When every candidate is evaluated on the same rows (row ``k``: one split and seed, the same
+for every candidate, :func:`certa.engine.draws.split_draw`), the evidence that ``i`` beats
+``j`` is in the differences ``d_k = x_i,k - x_j,k`` over the rows both were evaluated on.
+Scores of different models on one split are correlated (0.4-0.66 on FIESTA's TDSA table), so
+``d`` varies less than two independent scores do and fewer rows decide the choice.
+
+The one-sided e-process
+-----------------------
+For one sequence ``d_1..d_N`` (i.i.d. Gaussian, unknown mean and SD), a hypothesised mean
+``u``, ``m`` the mean and ``v`` the ``ddof=0`` variance of the ``d``, ``e = m - u`` and
+``rho = c / (N + c)``::
+
+    M+_N(u) = 2 M_N(u) F_N( N e / sqrt((v + rho e^2) (N + c)) )
+
+where ``M_N`` is the two-sided e-process of :func:`certa.strategies._glr.log_e_process`
+(Lai 1976; Wang & Ramdas 2023) and ``F_N`` the Student-t CDF with ``N`` degrees of freedom.
+``M+`` is the same construction with the mixture over the standardised effect ``theta``
+restricted to ``theta > 0`` (a half-normal of precision ``c``): integrating the likelihood ratio
+of ``(d_k - u) / |d_1 - u|`` over ``theta`` first gives, for each scale ``w = 1 / sd``, the
+Gaussian factor of ``M`` times ``2 Phi(S w / sqrt(N + c))`` (``S = N e``); the remaining
+integral over ``w`` (right Haar measure) is an expectation over ``W`` with ``W^2 A ~ chi^2_N``,
+``A = N (v + rho e^2)``, and ``E[Phi(S W / sqrt(N + c))] = P(T_N <= sqrt(N) S / sqrt(A (N + c)))``
+with ``T_N`` Student's t. At the true mean ``M+`` is a nonnegative martingale with ``M+_0 = 1``
+(a mixture of likelihood-ratio martingales), so by Ville's inequality
+``P(exists N: M+_N(mean) >= x) <= 1 / x`` (``tests/test_paired.py`` checks the closed form
+against the defining double integral). The half-normal puts all its mass on the direction
+the test looks in, so ``M+`` is up to twice ``M`` there: the statistic gains up to ``log 2``.
+
+The statistic of ``i`` against ``j`` with tolerance ``eps >= 0`` is::
+
+    W_ij = inf_{u <= -eps} log M+_N(u) = log M+_N(-eps)    (when m > -eps; else -inf)
+
+(``M+`` grows as ``u`` moves away below ``m``: both factors increase with ``e``).
+
+Elimination and stopping
+------------------------
+Rows are filled for every surviving candidate (the row's candidates are fixed before any of
+its scores is seen, so each pair's differences stay i.i.d. whatever was eliminated when).
+A candidate ``j`` is **eliminated** once ``W_kj(0) > log((K - 1) / delta)`` for some ``k``, at any
+time (the running maximum counts); the run stops when one candidate survives, or, with a
+tolerance, when for a survivor ``i`` every other candidate ``j`` has
+``max(max_k R_kj(0), R_ij(eps)) > log((K - 1) / delta)`` (``R`` the running maxima).
+
+Why it is delta-correct. Let ``j*`` be the best candidate. A wrong answer ``i`` (more than
+``eps`` below ``j*``) needs ``j*`` ruled out: by some ``k`` with ``W_kj*(0)`` above the threshold,
+or by ``i`` with ``W_ij*(eps)``. In both cases the true mean of the pair's differences
+(``mean_k - mean_j* <= 0``, or ``mean_i - mean_j* < -eps``) lies in the set the infimum ranges
+over, so ``sup_N M+_kj*(true) > (K - 1) / delta`` for some ``k != j*``. There are ``K - 1`` such
+pairs, each with probability at most ``delta / (K - 1)`` by Ville: at most ``delta`` in all,
+whatever the order of evaluations and however often the rule is checked. The confidence
+reached for a recommendation ``i``, ``1 - (K - 1) exp(-min_j E_ij)`` with ``E_ij`` the evidence
+above, is valid at any time by the same argument (:func:`paired_confidence`).
+
+Compared with the unpaired rule (:mod:`._glr`): one sequence per pair instead of two, a
+threshold ``log((K - 1) / delta)`` (2.94 + log(K - 1) at delta 0.05) instead of
+``log(K - 1) + 4.74``, and the variance of the differences instead of the sum of two
+variances. What is proven: for jointly Gaussian scores with any correlation (rows i.i.d.);
+replayed and bounded scores are calibrated by simulation (``docs/adaptive.md``).
+
+Zero variance: the variance of a pair's differences is floored at ``0.01`` times the mean of
+the two candidates' score variances (``M+`` decreases as ``v`` grows, so a floor only
+lowers the statistic).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import stdtr
+
+from ._glr import PRIOR_PRECISION, _check_delta, _check_n_candidates, log_e_process
+
+__all__ = ["log_e_process_one_sided", "paired_confidence", "paired_statistic", "paired_threshold"]
+
+#: Floor of a pair's difference variance, as a fraction of the mean of its two score variances.
+DIFF_VAR_FLOOR = 0.01
+
+
+def log_e_process_one_sided(n, mean, var, u, c: float = PRIOR_PRECISION) -> np.ndarray:
+    """``log M+_N(u)``: the one-sided e-process against ``mean <= u`` (module documentation).
+
+    Parameters
+    ----------
+    n, mean, var : array-like
+        Number of differences (>= 1), their mean and ``ddof=0`` variance (> 0).
+    u : array-like
+        Hypothesised mean.
+    c : float
+        Precision of the half-normal mixture over the standardised effect.
+
+    Examples
+    --------
+    >>> float(log_e_process_one_sided(1, 0.0, 1.0, 0.0))   # no evidence: 2 * sqrt(1/2) * 1/2
+    -0.34657359027997264
+    >>> bool(log_e_process_one_sided(30, 1.0, 1.0, 0.0) > log_e_process_one_sided(30, -1.0, 1.0, 0.0))
+    True
+    """
+    n = np.asarray(n, dtype=float)
+    e = np.asarray(mean, dtype=float) - np.asarray(u, dtype=float)
+    var = np.asarray(var, dtype=float)
+    rho = c / (n + c)
+    arg = n * e / np.sqrt((var + rho * e * e) * (n + c))
+    with np.errstate(divide="ignore"):
+        return log_e_process(n, mean, var, u, c) + np.log(2.0 * stdtr(n, arg))
+
+
+def paired_statistic(n, mean, var, tolerance: float = 0.0, c: float = PRIOR_PRECISION) -> np.ndarray:
+    """``W = inf_{u <= -tolerance} log M+_N(u)`` for differences ``d = x_i - x_j`` (broadcasts).
+
+    ``-inf`` where ``mean <= -tolerance`` (no evidence that ``i`` is not worse) or ``n < 1``.
+
+    Examples
+    --------
+    >>> round(float(paired_statistic(20, 0.5, 0.25)), 3)
+    5.637
+    >>> float(paired_statistic(20, -0.1, 0.25))
+    -inf
+    """
+    n = np.asarray(n, dtype=float)
+    mean = np.asarray(mean, dtype=float)
+    var = np.asarray(var, dtype=float)
+    live = (mean > -tolerance) & (n >= 1) & (var > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = log_e_process_one_sided(np.maximum(n, 1.0), mean, np.where(var > 0, var, 1.0), -float(tolerance), c)
+    return np.where(live, w, -np.inf)
+
+
+def paired_threshold(delta: float, n_candidates: int) -> float:
+    """``log((K - 1) / delta)``: the elimination threshold of the paired rule.
+
+    Examples
+    --------
+    >>> round(paired_threshold(0.05, 2), 4), round(paired_threshold(0.05, 8), 4)
+    (2.9957, 4.9416)
+    """
+    return math.log(_check_n_candidates(n_candidates) - 1) - math.log(_check_delta(delta))
+
+
+def paired_confidence(evidence_min: float, n_candidates: int) -> float:
+    """Confidence ``1 - (K - 1) exp(-E)`` reached with evidence ``E`` against every rival (>= 0).
+
+    Examples
+    --------
+    >>> round(paired_confidence(paired_threshold(0.05, 4), 4), 6)
+    0.95
+    >>> paired_confidence(-math.inf, 4)
+    0.0
+    """
+    k = _check_n_candidates(n_candidates)
+    if evidence_min == math.inf:
+        return 1.0
+    if not evidence_min > -math.inf:
+        return 0.0
+    return max(0.0, 1.0 - (k - 1) * math.exp(-evidence_min))
+
+
+class PairTable:
+    """Running sums of the paired differences ``x_i - x_j`` over the rows both were scored on."""
+
+    def __init__(self, n_candidates: int) -> None:
+        k = int(n_candidates)
+        self.n = np.zeros((k, k))
+        self.s = np.zeros((k, k))
+        self.ss = np.zeros((k, k))
+        self.score_n = np.zeros(k)
+        self.score_s = np.zeros(k)
+        self.score_ss = np.zeros(k)
+
+    def add_row(self, scores: dict[int, float]) -> None:
+        """Add one row's finite scores (candidate -> score)."""
+        if not scores:
+            return
+        idx = np.fromiter(scores.keys(), dtype=int)
+        x = np.fromiter(scores.values(), dtype=float)
+        d = x[:, None] - x[None, :]
+        ix = np.ix_(idx, idx)
+        self.n[ix] += 1.0
+        self.s[ix] += d
+        self.ss[ix] += d * d
+        self.score_n[idx] += 1.0
+        self.score_s[idx] += x
+        self.score_ss[idx] += x * x
+
+    def means(self) -> np.ndarray:
+        """Mean score of each candidate over its own rows (nan without a score)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.score_s / self.score_n
+
+    def statistics(self, tolerance: float = 0.0) -> np.ndarray:
+        """``W[i, j]``: the evidence against ``mean_j >= mean_i + tolerance`` (``-inf`` on the diagonal
+        and for pairs with fewer than 2 common rows)."""
+        return pair_statistics(self.n, self.s, self.ss, self.score_n, self.score_s, self.score_ss, tolerance)
+
+
+def pair_statistics(n: np.ndarray, s: np.ndarray, ss: np.ndarray, score_n: np.ndarray, score_s: np.ndarray,
+                    score_ss: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
+    """``W[..., i, j]`` from running sums of the pairs' differences (``n, s, ss``: ``(..., K, K)``) and
+    of the scores (``(..., K)``), with the variance floor; any leading shape (rows = runs)."""
+    nn = np.maximum(n, 1.0)
+    m = s / nn
+    v = np.maximum(ss / nn - m * m, 0.0)
+    sn = np.maximum(score_n, 1.0)
+    sm = score_s / sn
+    sv = np.maximum(score_ss / sn - sm * sm, 0.0)
+    v = np.maximum(v, DIFF_VAR_FLOOR * 0.5 * (sv[..., :, None] + sv[..., None, :]))
+    w = paired_statistic(n, m, v, tolerance)
+    w[n < 2] = -np.inf
+    k = n.shape[-1]
+    w[..., np.arange(k), np.arange(k)] = -np.inf
+    return w

@@ -1,0 +1,324 @@
+"""Paired evaluation (common random numbers) and the paired delta-correct rule (issue 23)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+from sklearn.datasets import load_iris
+from sklearn.dummy import DummyClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
+
+from certa import BanditSearchCV, FunctionEvaluator, bandit_select, run
+from certa.engine.draws import Outcome, derive_seed, row_seed, split_draw
+from certa.engine.runner import RunInterrupted
+from certa.search.bandit import make_strategy
+from certa.strategies import PairedElimination, TopTwoThompson
+from certa.strategies._paired import (
+    PairTable,
+    log_e_process_one_sided,
+    paired_confidence,
+    paired_threshold,
+)
+
+
+# -- draws ----------------------------------------------------------------------------------
+def test_a_paired_draw_depends_on_its_row_only():
+    for row in range(5):
+        seeds = {split_draw(3, c, row, paired=True).seed for c in range(6)}
+        assert seeds == {row_seed(3, row)}
+    assert len({row_seed(3, r) for r in range(50)}) == 50
+    # unpaired: the candidate's own seed, as before (derive_seed(root, candidate, n))
+    assert split_draw(3, 2, 4, paired=False).seed == derive_seed(3, 2, 4)
+    assert split_draw(3, 2, 4, paired=True).key == split_draw(3, 2, 4, paired=False).key == "split/c2/4"
+
+
+def _split_score(candidate, train, test, seed):
+    # the split enters the score: equal residuals on a row mean the same split
+    return candidate + 0.05 * math.sin(float(np.sum(test)))
+
+
+def _rows(sel):
+    ev = sel.evaluations[sel.evaluations["status"] == "ok"].copy()
+    ev["row"] = [i[0] for i in ev["index"]]
+    return ev
+
+
+def _check_rows_share_splits(sel, means):
+    ev = _rows(sel)
+    ev["resid"] = ev["score"] - [means[n] for n in ev["name"]]
+    for _, g in ev.groupby("row"):
+        assert g["seed"].nunique() == 1
+        assert np.ptp(g["resid"]) < 1e-12
+    assert ev.groupby("row")["candidate"].nunique().max() == len(means)
+
+
+_INTERRUPT: dict = {"calls": 0, "at": None}
+
+
+def _interrupting(candidate, train, test, seed):
+    _INTERRUPT["calls"] += 1
+    if _INTERRUPT["calls"] == _INTERRUPT["at"]:
+        raise KeyboardInterrupt
+    return _split_score(candidate, train, test, seed)
+
+
+def _split(d, seed):
+    idx = np.random.default_rng(seed).permutation(len(d))
+    return d[idx[:80]], d[idx[80:]]
+
+
+def test_bandit_select_paired_gives_every_candidate_the_rows_split():
+    means = {"a": 0.50, "b": 0.53, "c": 0.60}
+    sel = bandit_select(_split_score, means, np.arange(100), split=_split, confidence=0.95, random_state=2,
+                        progress=False)
+    assert sel.strategy["strategy"] == "PairedElimination"
+    assert sel.best.name == "c" and sel.result["confidence"] >= 0.95
+    _check_rows_share_splits(sel, means)
+    # the old default, unpaired: the same call draws a fresh split per evaluation
+    un = bandit_select(_split_score, means, np.arange(100), split=_split, confidence=0.95, random_state=2,
+                       progress=False, paired=False)
+    assert un.evaluations["seed"].nunique() == len(un.evaluations)
+
+
+def test_paired_draws_are_reused_through_the_store_and_after_a_resume(tmp_path):
+    means = {"a": 0.50, "b": 0.53, "c": 0.60}
+    store = tmp_path / "paired.sqlite"
+    _INTERRUPT["calls"], _INTERRUPT["at"] = 0, 7   # in the middle of row 2 (rows of 3)
+    try:
+        with pytest.raises(RunInterrupted):
+            bandit_select(_interrupting, means, np.arange(100), split=_split, confidence=0.95, random_state=4,
+                          store=store, progress=False)
+    finally:
+        _INTERRUPT["at"] = None
+    resumed = bandit_select(_interrupting, means, np.arange(100), split=_split, confidence=0.95, random_state=4,
+                            store=store, progress=False)
+    clean = bandit_select(_interrupting, means, np.arange(100), split=_split, confidence=0.95, random_state=4,
+                          progress=False)
+    assert resumed.n_reused == 6
+    assert resumed.evaluations["key"].tolist() == clean.evaluations["key"].tolist()
+    assert resumed.evaluations["seed"].tolist() == clean.evaluations["seed"].tolist()
+    assert resumed.best_index == clean.best_index
+    _check_rows_share_splits(resumed, means)
+    keys = [k for (k,) in sqlite3.connect(store).execute("SELECT draw_key FROM evaluations")]
+    assert sorted(set(keys)) == sorted(clean.evaluations["key"])
+
+
+SHARED = textwrap.dedent('''
+    import json, sys, time
+    import numpy as np
+    from certa import bandit_select
+
+    def split(d, seed):
+        idx = np.random.default_rng(seed).permutation(len(d))
+        return d[idx[:80]], d[idx[80:]]
+
+    def evaluate(candidate, train, test, seed):
+        time.sleep(0.05)
+        return candidate + 0.05 * np.sin(float(np.sum(test))) + np.random.default_rng(seed).normal(0, 0.01)
+
+    if __name__ == "__main__":
+        sel = bandit_select(evaluate, {"a": 0.50, "b": 0.52, "c": 0.56}, np.arange(100), split=split,
+                            confidence=0.95, random_state=5, store=sys.argv[1], progress=False)
+        ev = sel.evaluations
+        print(json.dumps({"best": sel.best_index, "keys": ev["key"].tolist(), "seeds": ev["seed"].tolist(),
+                          "reused": sel.n_reused}))
+''')
+
+
+def test_two_processes_sharing_a_store_see_the_same_paired_rows(tmp_path):
+    from certa.engine.store import SQLiteStore
+
+    script = tmp_path / "job.py"
+    script.write_text(SHARED)
+    store = tmp_path / "run.sqlite"
+    SQLiteStore(store).close()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    procs = [subprocess.Popen([sys.executable, str(script), str(store)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    a, b = (json.loads(o[0].strip().splitlines()[-1]) for o in outs)
+    assert a["keys"] == b["keys"] and a["seeds"] == b["seeds"] and a["best"] == b["best"] == 2
+    keys = [k for (k,) in sqlite3.connect(store).execute("SELECT draw_key FROM evaluations")]
+    assert len(keys) == len(set(keys)) == len(a["keys"]), "every paired draw evaluated exactly once"
+    assert a["reused"] + b["reused"] == len(keys)
+    rows: dict[str, set] = {}
+    for key, seed in zip(a["keys"], a["seeds"]):
+        rows.setdefault(key.rsplit("/", 1)[1], set()).add(seed)
+    assert all(len(s) == 1 for s in rows.values())
+
+
+def test_bandit_search_cv_paired_by_default_on_real_data():
+    X, y = load_iris(return_X_y=True)
+    s = BanditSearchCV(candidates={"majority": DummyClassifier(), "stump": DecisionTreeClassifier(max_depth=1),
+                                   "logreg": LogisticRegression(max_iter=500)},
+                       confidence=0.95, random_state=0, n_jobs=2).fit(X, y)
+    assert s.best_name_ == "logreg" and s.confidence_ >= 0.95
+    assert "paired differences" in s.guarantee_
+    ev = _rows(s.selection_)
+    assert (ev.groupby("row")["seed"].nunique() == 1).all()
+    # same seed, same result on one worker
+    one = BanditSearchCV(candidates={"majority": DummyClassifier(), "stump": DecisionTreeClassifier(max_depth=1),
+                                     "logreg": LogisticRegression(max_iter=500)},
+                         confidence=0.95, random_state=0, n_jobs=1).fit(X, y)
+    assert one.selection_.evaluations["score"].tolist() == s.selection_.evaluations["score"].tolist()
+
+
+def test_paired_choice_is_validated():
+    with pytest.raises(ValueError, match="paired=True needs the paired strategy"):
+        make_strategy("top_two", confidence=0.9, budget=None, paired=True)
+    with pytest.raises(ValueError, match="with paired=False"):
+        make_strategy("paired", confidence=0.9, budget=None, paired=False)
+    with pytest.raises(TypeError, match="paired must be True, False or None"):
+        make_strategy("auto", confidence=0.9, budget=None, paired="yes")
+    assert isinstance(make_strategy("auto", confidence=0.9, budget=None), PairedElimination)
+    assert isinstance(make_strategy("auto", confidence=0.9, budget=None, paired=False), TopTwoThompson)
+    assert isinstance(make_strategy("auto", confidence=0.9, budget=None, stopping="bayes"), TopTwoThompson)
+    with pytest.raises(ValueError, match="applies to the unpaired strategies"):
+        make_strategy("paired", confidence=0.9, budget=None, beta=0.5)
+
+
+# -- the statistic --------------------------------------------------------------------------
+def _one_sided_by_integration(d, u, c=1.0):
+    """M+ from its definition: the likelihood ratio of the scale-invariant statistic, mixed over a
+    half-normal effect theta > 0 (precision c) and the right Haar measure dsd/sd."""
+    x = np.asarray(d, float) - u
+    n = x.size
+    V, S = float(x @ x), float(x.sum())
+
+    def inner(w, theta):   # w = 1/sd; likelihood of the scaled data, up to the factor shared with the null
+        return w ** (n - 1) * math.exp(-0.5 * V * w * w + theta * S * w - 0.5 * n * theta * theta)
+
+    def null(w):
+        return w ** (n - 1) * math.exp(-0.5 * V * w * w)
+
+    prior = lambda t: 2 * math.sqrt(c / (2 * math.pi)) * math.exp(-0.5 * c * t * t)
+    wmax = 12.0 * math.sqrt(n / V)
+    num = integrate.dblquad(lambda w, t: inner(w, t) * prior(t), 0, 12 / math.sqrt(c), 0, wmax,
+                            epsabs=0, epsrel=1e-9)[0]
+    den = integrate.quad(null, 0, wmax, epsabs=0, epsrel=1e-10)[0]
+    return num / den
+
+
+@pytest.mark.parametrize("seed,n,shift", [(0, 4, 0.3), (1, 9, 0.8), (2, 15, -0.2)])
+def test_one_sided_e_process_matches_its_defining_integral(seed, n, shift):
+    d = np.random.default_rng(seed).normal(shift, 1.0, n)
+    m, v = d.mean(), d.var()
+    for u in (0.0, -0.4):
+        closed = float(np.exp(log_e_process_one_sided(n, m, v, u)))
+        assert closed == pytest.approx(_one_sided_by_integration(d, u), rel=1e-5)
+
+
+def test_paired_statistic_from_the_table_equals_a_direct_computation():
+    rng = np.random.default_rng(3)
+    rows = rng.normal([0.7, 0.65, 0.6], 0.05, size=(40, 3)) + rng.normal(0, 0.05, size=(40, 1))
+    table = PairTable(3)
+    for r in rows:
+        table.add_row({0: r[0], 1: r[1], 2: r[2]})
+    w = table.statistics(0.01)
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        d = rows[:, i] - rows[:, j]
+        # independent: the closed form with scipy's Student-t CDF, at u = -tolerance
+        n, e = d.size, d.mean() + 0.01
+        v = d.var()
+        rho = 1 / (n + 1)
+        two_sided = 0.5 * math.log(rho) + 0.5 * n * math.log1p((1 - rho) * e * e / (v + rho * e * e))
+        arg = n * e / math.sqrt((v + rho * e * e) * (n + 1))
+        assert w[i, j] == pytest.approx(two_sided + math.log(2 * stats.t.cdf(arg, n)), rel=1e-10)
+        assert w[j, i] == -np.inf   # j's mean is below i's by more than the tolerance: no evidence
+    assert paired_threshold(0.05, 3) == pytest.approx(math.log(2 / 0.05))
+    assert paired_confidence(math.log(2 / 0.05), 3) == pytest.approx(0.95)
+
+
+def test_one_sided_e_process_is_a_test_martingale_at_the_true_mean():
+    # E[M+_N(true mean)] = 1 for every N (a nonnegative martingale from 1): Monte Carlo,
+    # 200,000 sequences; tolerance 4 standard errors of the mean of M+.
+    rng = np.random.default_rng(7)
+    d = rng.normal(0.3, 2.0, size=(200_000, 8))
+    for n in (2, 5, 8):
+        x = d[:, :n]
+        m = np.exp(log_e_process_one_sided(n, x.mean(1), x.var(1), 0.3))
+        assert abs(m.mean() - 1) < 4 * m.std() / math.sqrt(m.size)
+
+
+# -- the rule -------------------------------------------------------------------------------
+def test_pairing_stops_earlier_than_unpaired_on_correlated_scores():
+    # two candidates 0.02 apart whose scores share a row effect of SD 0.05 (correlation 0.96):
+    # the differences have SD 0.014, the scores 0.051. Paired rows: the paired rule stops after a
+    # few rows; the unpaired GLR rule on the same candidates needs far more evaluations.
+    def score(params, seed):
+        shared = np.random.default_rng(seed).normal(0, 0.05)
+        own = np.random.default_rng([seed, params["m"] > 0.5]).normal(0, 0.01)
+        return params["m"] + shared + own
+
+    grid = [{"m": 0.5}, {"m": 0.52}]
+    paired = run(PairedElimination(0.95), FunctionEvaluator(score), grid, random_state=0, progress=False)
+    unpaired = run(TopTwoThompson(0.95), FunctionEvaluator(score), grid, random_state=0, progress=False)
+    assert paired.best_index == unpaired.best_index == 1
+    assert paired.n_evaluations <= 40
+    assert unpaired.n_evaluations >= 3 * paired.n_evaluations
+
+
+def test_paired_rule_eliminates_in_rows_and_reports_its_confidence():
+    sel = run(PairedElimination(0.95), FunctionEvaluator(lambda p, s: p["m"] + np.random.default_rng(s).normal(0, 1)),
+              [{"m": 0.0}, {"m": 3.0}, {"m": 0.1}], random_state=1, progress=False)
+    ev = _rows(sel)
+    counts = ev.groupby("row")["candidate"].nunique()
+    assert counts.is_monotonic_decreasing and counts.iloc[0] == 3
+    res = sel.result
+    assert sel.best_index == 1 and res["stop_reason"] == "confident"
+    assert res["confidence"] >= 0.95 and res["confidence_history"][-1] == res["confidence"]
+    assert set(res["eliminated"]) == {0, 2}
+
+
+def test_tolerance_stops_between_near_ties():
+    f = FunctionEvaluator(lambda p, s: p["m"] + np.random.default_rng([s, int(p["m"] * 100)]).normal(0, 0.01))
+    cands = [{"m": 0.50}, {"m": 0.5001}, {"m": 0.40}]
+    tol = run(PairedElimination(0.95, tolerance=0.02, max_evals=3000), f, cands, random_state=0, progress=False)
+    assert tol.result["stop_reason"] == "confident" and tol.best_index in (0, 1)
+    assert "within 0.02 of the best" in tol.result["guarantee"]
+    plain = run(PairedElimination(0.95, max_evals=300), f, cands, random_state=0, progress=False)
+    assert plain.result["stop_reason"] == "max_evals"   # without a tolerance the near tie is not separated
+
+
+class _FixedRows:
+    """One run's rows, in order (for comparing the vectorised driver with the strategy)."""
+
+    def __init__(self, matrix):
+        self.matrix, self.next = matrix, 0
+        self.true_means = matrix.mean(axis=0)
+
+    def rows(self, n, rng):
+        out = self.matrix[self.next:self.next + n]
+        self.next += n
+        return out
+
+
+@pytest.mark.parametrize("tolerance", [0.0, 0.05])
+def test_vectorised_driver_decides_as_the_strategy_on_the_same_rows(tolerance):
+    from certa.simulate_batch import simulate_paired_batch
+
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        matrix = rng.normal([0.0, -0.3, -0.35, -1.0], 1.0, size=(3000, 4)) + rng.normal(0, 1.0, size=(3000, 1))
+        strat = PairedElimination(0.9, tolerance=tolerance)
+        strat.start(4, 0)
+        while not strat.finished:
+            draws = []
+            while (d := strat.ask()) is not None:
+                draws.append(d)
+            for d in draws:
+                strat.tell(d, Outcome(float(matrix[d.index[0], d.candidate])))
+        res = strat.result()
+        rep = simulate_paired_batch(_FixedRows(matrix), confidence=0.9, tolerance=tolerance, n_runs=1)
+        assert int(rep.evaluations[0]) == int(res["evaluations"].sum())
+        assert int(rep.chosen[0]) == res["best"]
