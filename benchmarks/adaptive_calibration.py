@@ -12,6 +12,10 @@ Sections (run separately, then ``--report`` writes ``benchmarks/results/calibrat
   tolerance (``P`` runs, capped runs counted at the cap).
 * ``tdsa --runs R``: the real strategy (``certa.simulate.simulate``, the ask/tell loop) on
   the FIESTA TDSA replay at 0.95, glr against bayes with the same sampling rule and seeds.
+* ``paired --delta D --runs R``: the paired rule (``PairedElimination``, the default) on the
+  Gaussian families' means and SDs with correlation 0, 0.5 and 0.9 between the candidates of a
+  row, and on the TDSA replay with whole rows (paired) and with independent rows
+  (:func:`certa.simulate_batch.simulate_paired_batch`), with and without tolerance.
 * ``overhead``: decision time per evaluation at 8, 100 and 1,000 candidates.
 * ``decomposition --delta D --runs R``: where the price against ``T* kl`` goes, on the
   Gaussian families, every rule with the same sampling rule and seeds (see
@@ -32,9 +36,12 @@ from scipy.special import lambertw
 
 from certa.simulate_batch import (
     AccuracySampler,
+    CorrelatedGaussianRows,
     GaussianSampler,
+    ReplayRows,
     ReplaySampler,
     StudentTSampler,
+    simulate_paired_batch,
     simulate_top_two_batch,
 )
 from certa.strategies import _glr
@@ -80,7 +87,7 @@ def _binom_p(wrong: int, n: int, delta: float) -> float:
 
 
 def _lower(sampler, delta: float, eps: float) -> float | None:
-    if not isinstance(sampler, GaussianSampler):
+    if not isinstance(sampler, (GaussianSampler, CorrelatedGaussianRows)):
         return None
     t, _ = characteristic_time(sampler.means, sampler.sds, eps)
     return float(t * bernoulli_kl(delta, 1 - delta))
@@ -104,6 +111,40 @@ def section_families(delta: float, runs: int, beta: Any, seed: int, tolerance_on
 
 
 TOL_MEANS = [-0.02 * k for k in range(10)] + [-1.0] * 5
+
+CORRELATIONS = (0.0, 0.5, 0.9)
+
+
+def paired_families() -> dict[str, dict[str, Any]]:
+    """The Gaussian families' means and SDs with correlated rows, and the TDSA replay by rows."""
+    out = {}
+    for name, fam in families().items():
+        if fam["gaussian"]:
+            smp = fam["sampler"]
+            for r in CORRELATIONS:
+                out[f"{name}, correlation {r:g}"] = dict(sampler=CorrelatedGaussianRows(smp.means, smp.sds, r),
+                                                        eps=fam["eps"])
+    out["TDSA replay, paired rows"] = dict(sampler=ReplayRows(tdsa_table(), paired=True), eps=0.005)
+    out["TDSA replay, independent rows"] = dict(sampler=ReplayRows(tdsa_table(), paired=False), eps=0.005)
+    return out
+
+
+def section_paired(delta: float, runs: int, seed: int, tolerance: bool = True) -> dict[str, Any]:
+    rows = []
+    for k, (name, fam) in enumerate(paired_families().items()):
+        for eps in ((0.0, fam["eps"]) if tolerance else (0.0,)):
+            t0 = time.process_time()
+            rep = simulate_paired_batch(fam["sampler"], confidence=1 - delta, tolerance=eps, n_runs=runs,
+                                        max_evals=100_000, random_state=seed + 100 * k + (eps > 0))
+            d = rep.to_dict()
+            lb = _lower(fam["sampler"], delta, eps) if isinstance(fam["sampler"], CorrelatedGaussianRows) \
+                and fam["sampler"].correlation == 0 else None
+            d.update(family=name, delta=delta, tolerance=eps, cpu_s=time.process_time() - t0,
+                     binom_p=_binom_p(d["wrong"], runs, delta), lower_bound_independent=lb)
+            print(json.dumps(d), flush=True)
+            rows.append(d)
+    return {"delta": delta, "runs": runs, "seed": seed, "rule": "PairedElimination (paired e-process)",
+            "rows": rows}
 
 
 def section_tolerance(delta: float, runs: int, runs_plain: int, beta: Any, seed: int, cap: int) -> dict[str, Any]:
@@ -436,6 +477,21 @@ def report() -> str:
             lines.append(f"| {row['family']} | {row['threshold']:.2f} | {row['threshold_pairwise_union']:.2f} | "
                          f"{row['threshold_no_union']:.2f} | {row['kl']:.2f} | {row['min_count']} |")
         lines.append("")
+    for f in sorted(RESULTS.glob("calibration_paired_*.json")):
+        r = json.loads(f.read_text())
+        lines += [f"## Paired rule (PairedElimination, the default): delta {r['delta']}, {r['runs']} runs per row",
+                  "", "Rows of correlated Gaussian scores (the families' means and SDs; correlation between every "
+                  "two candidates of a row) and the TDSA replay by whole rows or independent rows "
+                  "(certa.simulate_batch.simulate_paired_batch). binom p = one-sided binomial test of "
+                  "\"rate <= delta\" (rejects at < 0.01). T* kl: the independent-scores lower bound, for "
+                  "correlation 0.", "",
+                  "| family | tolerance | wrong (rate) | binom p | mean evals (SE) | max | capped | T* kl |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for x in r["rows"]:
+            lines.append(f"| {x['family']} | {x['tolerance']:g} | {x['wrong']} ({x['wrong_rate']:.4f}) | "
+                         f"{x['binom_p']:.2f} | {x['evaluations_mean']:.1f} ({x['evaluations_se']:.1f}) | "
+                         f"{x['evaluations_max']} | {x['capped']} | {_fmt(x.get('lower_bound_independent'))} |")
+        lines.append("")
     ov = RESULTS / "calibration_overhead.json"
     if ov.exists():
         r = json.loads(ov.read_text())
@@ -454,7 +510,7 @@ def report() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "decomposition", "report",
-                                        "from-log", "loser-scores"])
+                                        "from-log", "loser-scores", "paired"])
     ap.add_argument("--log", help="from-log: a families section's printed rows (one JSON per line), saved as a "
                     "partial result when the section could not finish")
     ap.add_argument("--delta", type=float, default=0.05)
@@ -499,6 +555,9 @@ def main() -> None:
     elif a.section == "loser-scores":
         out = section_loser_scores(a.delta, min(a.runs, 2000), a.seed)
         name = f"calibration_loser_scores_{a.delta}"
+    elif a.section == "paired":
+        out = section_paired(a.delta, a.runs, a.seed)
+        name = f"calibration_paired_{a.delta}"
     elif a.section == "tdsa":
         out = section_tdsa(a.runs, a.seed, a.n_jobs)
         name = "calibration_tdsa"

@@ -58,14 +58,20 @@ def _fails_for_b(c, tr, te, s):
     return _score(c, s)
 
 
+@pytest.mark.parametrize("paired", [None, False])
 @pytest.mark.parametrize("max_failures", [1, 5])
-def test_failing_candidate_is_dropped_and_reported(max_failures):
-    sel = bandit_select(_fails_for_b, {"a": 1, "b": 2, "c": 3}, random_state=0, max_failures=max_failures)
+def test_failing_candidate_is_dropped_and_reported(max_failures, paired):
+    sel = bandit_select(_fails_for_b, {"a": 1, "b": 2, "c": 3}, random_state=0, max_failures=max_failures,
+                        paired=paired)
     assert list(sel.dropped) == ["b"] and "ValueError: b is broken" in sel.dropped["b"]
     ev = sel.evaluations
     assert (ev["name"] == "b").sum() == max_failures  # never re-asked once dropped
     assert sel.best.name == "c"
-    assert bool(sel.summary().loc[1, "dropped"]) and sel.result["p_best"][1] == 0
+    assert bool(sel.summary().loc[1, "dropped"])
+    if paired is False:   # top-two's posterior gives a dropped candidate P(best) 0
+        assert sel.result["p_best"][1] == 0
+    else:                 # the paired rule: its confidence is over the candidates left
+        assert sel.result["confidence"] >= 0.95
 
 
 def test_max_evals_counts_failed_evaluations():
