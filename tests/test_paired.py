@@ -322,3 +322,33 @@ def test_vectorised_driver_decides_as_the_strategy_on_the_same_rows(tolerance):
         rep = simulate_paired_batch(_FixedRows(matrix), confidence=0.9, tolerance=tolerance, n_runs=1)
         assert int(rep.evaluations[0]) == int(res["evaluations"].sum())
         assert int(rep.chosen[0]) == res["best"]
+
+
+PAIRED_EVALUATE = """
+import numpy as np
+
+def evaluate(params, seed):
+    shared = np.random.default_rng(seed).normal(0, 0.05)
+    return params["mu"] + shared + np.random.default_rng([seed, int(params["mu"] * 100)]).normal(0, 0.01)
+"""
+
+
+def test_select_cli_is_paired_by_default_and_show_states_the_paired_guarantee(tmp_path, monkeypatch, capsys):
+    from certa.cli import main
+    from certa.loading import load
+
+    (tmp_path / "pev.py").write_text(PAIRED_EVALUATE)
+    (tmp_path / "c.toml").write_text("[candidates.low]\nmu = 0.5\n\n[candidates.high]\nmu = 0.55\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["select", "--evaluate", "pev:evaluate", "--candidates", "c.toml", "--store", "p.sqlite"]) == 0
+    capsys.readouterr()
+    assert main(["show", "p.sqlite"]) == 0
+    text = capsys.readouterr().out
+    assert "bandit run (PairedElimination" in text and "from paired differences on common rows" in text
+    sel = load("p.sqlite")
+    ev = _rows(sel)
+    assert (ev.groupby("row")["seed"].nunique() == 1).all() and sel.best.name == "high"
+    assert main(["select", "--evaluate", "pev:evaluate", "--candidates", "c.toml", "--store", "u.sqlite",
+                 "--no-paired"]) == 0
+    assert load("u.sqlite").evaluations["seed"].nunique() == load("u.sqlite").n_evaluations

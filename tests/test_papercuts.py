@@ -126,7 +126,8 @@ def _select_project(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("COLUMNS", raising=False)
-    return ["select", "--evaluate", "fastev:evaluate", "--candidates", "c.toml", "--confidence", "0.9"]
+    # unpaired top-two: these tests read its posterior P(best) column
+    return ["select", "--evaluate", "fastev:evaluate", "--candidates", "c.toml", "--confidence", "0.9", "--no-paired"]
 
 
 def test_select_without_store_names_no_none_and_reports_wall_time(tmp_path, monkeypatch, capsys):
@@ -462,7 +463,8 @@ def test_report_names_the_posterior_apart_from_the_guarantee_and_shows_min_evals
     from certa import bandit_select
     from certa.report import build_report
 
-    sel = bandit_select(_toy, {"a": 0.6, "b": 0.7}, list(range(20)), confidence=0.9, random_state=0)
+    sel = bandit_select(_toy, {"a": 0.6, "b": 0.7}, list(range(20)), confidence=0.9, random_state=0,
+                        paired=False)   # top-two: the posterior the report names
     page = build_report(sel)
     assert "<th>posterior P(best)</th>" in page and "<th>P(best)</th>" not in page
     assert "it is not the stated confidence, which is the GLR rule&#x27;s frequentist guarantee" in page
