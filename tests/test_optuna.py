@@ -25,7 +25,8 @@ def study_with(values: list[tuple[int, float]], direction: str = "maximize"):
 
 
 def score(params, train, test, seed):
-    return TRUE[params["x"]] + np.random.default_rng(seed).normal(0, SD)
+    # noise independent between settings even on one (paired) row: the hardest case for pairing
+    return TRUE[params["x"]] + np.random.default_rng([seed, params["x"]]).normal(0, SD)
 
 
 def loss(params, train, test, seed):
@@ -57,6 +58,19 @@ def test_a_lucky_best_trial_is_overturned_with_a_stated_confidence():
     # the table's means are the confirmation's own scores, not the study's values
     ev = c.selection.evaluations
     assert row["mean"] == pytest.approx(ev.loc[ev["name"] == "trial 1", "score"].mean())
+
+
+def test_paired_by_default_unpaired_on_request():
+    study = study_with(LUCKY)
+    paired = confirm_best(study, score, top_k=3, random_state=0)
+    unpaired = confirm_best(study, score, top_k=3, paired=False, random_state=0)
+    assert paired.selection.strategy["strategy"] == "PairedElimination"
+    assert unpaired.selection.strategy["strategy"] == "TopTwoThompson"
+    ev = paired.selection.evaluations
+    # paired: every candidate still running is evaluated on the same seed (split) per row
+    rows = ev.groupby("index")["seed"].nunique()
+    assert (rows == 1).all()
+    assert paired.best_params == unpaired.best_params == {"x": 1}
 
 
 def test_minimizing_study():

@@ -6,7 +6,8 @@ lucky draw: the trial whose noise was highest, not the best parameters (optuna/o
 :func:`confirm_best` takes the study's ``top_k`` distinct parameter sets and runs certa's adaptive
 fixed-confidence selection on them (:func:`certa.bandit_select`: every evaluation on a fresh split
 and seed, evaluations spent where they decide, stopped by the delta-correct GLR rule), and returns
-the choice with the confidence it reached.
+the choice with the confidence it reached. By default the evaluation is paired: each row is one
+fresh split and seed on which every candidate left is evaluated (``docs/adaptive.md``).
 """
 from __future__ import annotations
 
@@ -115,7 +116,8 @@ def top_trials(study: Any, top_k: int) -> list[Any]:
 
 def confirm_best(study: Any, evaluate: Callable, data: Any = None, *, top_k: int = 5, confidence: float = 0.95,
                  tolerance: float = 0.0, split: Callable | None = None, test_size: float = 0.2,
-                 strategy: str = "top_two", max_evals: int | str | None = "auto", n_jobs: int | None = 1,
+                 strategy: str = "auto", paired: bool | None = None, max_evals: int | str | None = "auto",
+                 n_jobs: int | None = 1,
                  executor: Any = None, store: str | os.PathLike | None = None, random_state: int | None = None,
                  retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
                  callbacks: Any = None) -> Confirmation:
@@ -143,9 +145,17 @@ def confirm_best(study: Any, evaluate: Callable, data: Any = None, *, top_k: int
         In the objective's units: a choice within ``tolerance`` of the best counts as right;
         near ties then stop early. A tolerance the size of the differences that matter to you
         is usually much cheaper than 0 (``docs/integrations.md``).
-    split, test_size, strategy, max_evals, n_jobs, executor, store, random_state, retries, timeout, progress, callbacks
-        As for :func:`certa.bandit_select` (a fixed-confidence ``strategy``; ``max_evals="auto"``
-        caps the run at 200 evaluations per candidate).
+    strategy : str, default "auto"
+        ``"auto"`` (default): **paired** evaluation, every candidate left on the same fresh split
+        and seed per row, eliminated by the paired delta-correct rule (differences between
+        settings of one model on one split vary much less than the scores themselves);
+        ``"top_two"`` etc.: the unpaired rules of :func:`certa.bandit_select`. A fixed-budget
+        strategy is refused (no confidence to state).
+    paired : bool or None
+        As for :func:`certa.bandit_select` (``False`` with ``"auto"``: unpaired top-two).
+    split, test_size, max_evals, n_jobs, executor, store, random_state, retries, timeout, progress, callbacks
+        As for :func:`certa.bandit_select` (``max_evals="auto"`` caps the run at 200 evaluations
+        per candidate).
 
     Returns
     -------
@@ -175,7 +185,7 @@ def confirm_best(study: Any, evaluate: Callable, data: Any = None, *, top_k: int
     if strategy in ("sequential_halving", "equal"):
         raise ValueError(f"confirm_best states a confidence: give a fixed-confidence strategy, not {strategy!r}")
     sel = bandit_select(directed, candidates, data, split=split, test_size=test_size, strategy=strategy,
-                        confidence=confidence, tolerance=tolerance, max_evals=max_evals, n_jobs=n_jobs,
+                        paired=paired, confidence=confidence, tolerance=tolerance, max_evals=max_evals, n_jobs=n_jobs,
                         executor=executor, store=store, random_state=random_state, retries=retries,
                         timeout=timeout, progress=progress, callbacks=callbacks)
     res = sel.result
