@@ -147,3 +147,45 @@ def test_select_cli_default_cap_and_near_tie_line(tmp_path, monkeypatch, capsys)
                  "--strategy", "top_two", "--max-evals", "none", "--tolerance", "0.02", "--seed", "1"])
     summary = json.loads(capsys.readouterr().out)
     assert summary["strategy"]["max_evals"] is None and summary["bandit"]["target_reached"] is True
+
+
+def independent(mean, train, test, seed):
+    # noise of its own per candidate, even on a paired row (same seed): pairing cannot remove it
+    return mean + np.random.default_rng([seed, int(mean * 1e4)]).normal(0, SD)
+
+
+def test_paired_default_run_warns_from_the_paired_differences():
+    for seed in range(2):
+        sel, caught = _record(lambda: bandit_select(independent, NEAR_TIE, confidence=0.95, random_state=seed))
+        assert sel.strategy["strategy"] == "PairedElimination"
+        near = [str(w.message) for w in caught if issubclass(w.category, NearTieWarning)]
+        assert len(near) == 1 and "paired differences' SD" in near[0]
+        assert int(re.search(r"after (\d+) evaluations", near[0]).group(1)) <= 80
+        eps = float(re.search(r"tolerance=([0-9.e-]+)", near[0]).group(1))
+        again, _ = _record(lambda: bandit_select(independent, NEAR_TIE, confidence=0.95, tolerance=eps,
+                                                 random_state=200 + seed))
+        assert again.result["target_reached"] and again.n_evaluations < 2 * EVALS_PER_CANDIDATE
+
+
+def test_paired_cost_is_the_one_sample_bound_on_the_differences():
+    from certa.engine.callbacks import Evaluation
+    from certa.engine.candidates import Candidate
+    from certa.engine.draws import Draw, Outcome
+    from certa.search._budget import COST_OVER_LOWER_BOUND, NearTieMonitor
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(0.8, 0.02, 30)
+    d = rng.normal(0.01, 0.005, 30)          # leader minus challenger, row by row
+    mon = NearTieMonitor(0.95, 0.002, max_evals=None, paired=True)
+
+    class View:
+        candidates = [Candidate(0, "a", {}), Candidate(1, "b", {})]
+        n_evaluations = 0
+
+    mon.on_run_start(View)
+    for r in range(30):
+        for c, v in ((0, x[r]), (1, x[r] - d[r])):
+            mon.on_evaluation(View, Evaluation(2 * r + c, Draw(c, "split", (r,), seed=r), Outcome(v),
+                                               View.candidates[c], False))
+    n = bernoulli_kl(0.05, 0.95) * 2 * np.std(d, ddof=1) ** 2 / (d.mean() + 0.002) ** 2
+    assert mon._paired_cost(0)(0.002, False) == pytest.approx(COST_OVER_LOWER_BOUND * 2 * n)
