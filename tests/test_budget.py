@@ -179,7 +179,7 @@ def test_paired_cost_is_the_one_sample_bound_on_the_differences():
     mon = NearTieMonitor(0.95, 0.002, max_evals=None, paired=True)
 
     class View:
-        candidates = [Candidate(0, "a", {}), Candidate(1, "b", {})]
+        candidates = (Candidate(0, "a", {}), Candidate(1, "b", {}))
         n_evaluations = 0
 
     mon.on_run_start(View)
