@@ -104,13 +104,19 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+#: Last tie-break: the gate must pay to be chosen (issue 24: "unless a benchmark shows the gate pays").
+PREFERENCE = {"race + evidence": 0, "mean": 1, "race + gate": 2}
+
+
 def choose(summ: list[dict]) -> dict[str, str]:
-    """Per schedule: most cells meeting both targets, then the smaller mean distance to the best, then time."""
+    """Per schedule: most cells meeting both targets, then the smaller mean distance to the best, then time,
+    then :data:`PREFERENCE`."""
     out = {}
     for schedule in SCHEDULES:
         rs = [s for s in summ if s["schedule"] == schedule]
         if rs:
-            out[schedule] = min(rs, key=lambda s: (-s["both_targets"], -s["mean_vs_best"], s["mean_time_pct"]))["rule"]
+            out[schedule] = min(rs, key=lambda s: (-s["both_targets"], -round(s["mean_vs_best"], 9),
+                                                   round(s["mean_time_pct"], 6), PREFERENCE[s["rule"]]))["rule"]
     return out
 
 
@@ -129,7 +135,7 @@ def markdown(res: dict) -> str:
                          f"{100 * s['worst_vs_default']:+.2f}", f"{s['mean_rank']:.1f}",
                          f"{s['kept_default']}/{s['cells']}", f"{s['mean_time_pct']:.1f}"] for s in res["summary"]]),
               "", "Chosen default per schedule (most cells meeting both targets, then the smaller mean distance to "
-              "the best, then time): " + ", ".join(f"**{k}: {v}**" for k, v in res["choice"].items()), "",
+              "the best, then less time, then evidence before mean before gate: the gate must pay to be chosen): " + ", ".join(f"**{k}: {v}**" for k, v in res["choice"].items()), "",
               "## Cells", ""]
     lines += [md_table(["draw", "learner", "schedule", "rule", "rank (default's)", "vs default", "vs best (p)",
                         "claim: beat default (confirmation diff, p)", "% time"],
@@ -144,14 +150,20 @@ def markdown(res: dict) -> str:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tags", required=True, help="comma-separated progressive_lemma.py result tags")
+    ap.add_argument("--tags", required=True,
+                    help="comma-separated progressive_lemma.py result tags; 'tag:draw/learner' takes one cell")
     args = ap.parse_args(argv)
     cache = json.loads(CACHE.read_text())
     rows, cells, tags = [], [], args.tags.split(",")
-    for tag in tags:
+    for entry in tags:
+        tag, _, only = entry.partition(":")  # "tag:draw/learner" takes one cell of a run's file
         res = json.loads((RESULTS / f"progressive_lemma_{tag}.json").read_text())
         for draw, learners in res["draws"].items():
             for learner in learners:
+                if only and only != f"{draw}/{learner}":
+                    continue
+                if f"{draw}/{learner}" in cells:
+                    raise ValueError(f"cell {draw}/{learner} given twice")
                 rows += cell_rows(res, cache, draw, learner)
                 cells.append(f"{draw}/{learner}")
     summ = summary(rows)
