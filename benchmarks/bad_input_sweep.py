@@ -358,7 +358,7 @@ CASES = [
     CLI("C04", "simulate: missing table file", ["simulate", "--table", "{tmp}/nope.json", "--runs", "5"], ["nope.json"]),
     CLI("C05", "simulate: table is a list", ["simulate", "--table", "{t}", "--runs", "5"], ["t.json"], {"t.json": b'[0.5, 0.6]'}),
     CLI("C06", "simulate: non-numeric --means", ["simulate", "--means", "0.5,x", "--sds", "0.1,0.1"], ["--means"]),
-    CLI("C07", "simulate: --sds length differs", ["simulate", "--means", "0.5,0.6", "--sds", "0.1"], ["sds"]),
+    CLI("C07", "simulate: --sds length differs (3 SDs for 2 means)", ["simulate", "--means", "0.5,0.6", "--sds", "0.1,0.1,0.1"], ["sds"]),
     CLI("C08", "simulate: --runs 0", ["simulate", "--means", "0.5,0.6", "--sds", "0.1,0.1", "--runs", "0"], ["--runs"]),
     CLI("C09", "simulate: one candidate in the table", ["simulate", "--table", "{t}", "--runs", "5"], ["table", "two"], {"t.json": b'{"a": [0.5, 0.6]}'}),
     CLI("C10", "simulate: strings as scores", ["simulate", "--table", "{t}", "--runs", "5"], ["t.json", "numbers"], {"t.json": b'{"a": ["0.5"], "b": [0.6]}'}),
