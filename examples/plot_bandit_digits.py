@@ -51,7 +51,8 @@ for name, n, mean in zip(search.cv_results_["name"], search.cv_results_["n_evalu
     print(f"  {name:12s} {n:3d} evaluations, mean accuracy {mean:.4f}")
 
 # %%
-# Clearly worse models (the tree, naive Bayes) get few evaluations; most go to the close
-# contenders. The posterior probability of being the best, over the run (FIESTA's figure 4):
+# Clearly worse models (the tree, naive Bayes) get only the few evaluations the stopping rule
+# needs to rule them out (with an unknown SD it needs about 10 scores of each candidate); the
+# rest go to the close contenders. The posterior probability of being the best, over the run (FIESTA's figure 4):
 ax = plot_belief(search)
 ax.figure.tight_layout()
