@@ -5,8 +5,10 @@ Adaptive selection with your own evaluate function
 Models that are not scikit-learn estimators (a PyTorch network, a spaCy pipeline, a script)
 are chosen with :func:`certa.bandit_select`: you write
 ``evaluate(candidate, train, test, seed) -> score``, certa decides which candidate to evaluate
-next on which fresh split, and when to stop. ``train`` and ``test`` arrive as the same kind of
-object as ``data``: here ``data = (X, y)``, so each is an ``(X, y)`` tuple.
+on which fresh split, and when to stop. ``train`` and ``test`` arrive as the same kind of
+object as ``data``: here ``data = (X, y)``, so each is an ``(X, y)`` tuple. By default the runs
+are paired: on each row, every candidate still in the race gets the same split and the same
+``seed``, so their scores compare row by row.
 
 The "models" here are ridge regressions written in NumPy, with an L2 penalty ``alpha`` and a
 random subset of features drawn from the seed (a stand-in for a model whose training is random),

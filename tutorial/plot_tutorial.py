@@ -96,9 +96,10 @@ print("same choice as before:", stored.best_params_ == search.best_params_)
 # -----------------------------------------------
 # When each evaluation is expensive (a neural network, a long training script), evaluating
 # every candidate on every fold spends most of the budget on candidates that are clearly worse.
-# :class:`~certa.BanditSearchCV` evaluates one candidate at a time, each time on a fresh random
-# split with a fresh seed, gives the next evaluation to the candidate that can still change the
-# decision, and stops when the choice is right **with the stated confidence**.
+# :class:`~certa.BanditSearchCV` evaluates the candidates row by row, each row on a fresh random
+# split with a fresh seed shared by the candidates still in the race, drops a candidate as soon
+# as its paired differences to another rule it out, and stops when the choice is right **with
+# the stated confidence**.
 from sklearn.naive_bayes import MultinomialNB
 
 from certa import BanditSearchCV
@@ -108,8 +109,8 @@ candidates = {
     "naive_bayes": make_pipeline(TfidfVectorizer(), MultinomialNB()),
     "svm_strongly_regularised": make_pipeline(TfidfVectorizer(sublinear_tf=True), LinearSVC(C=0.01)),
 }
-bandit = BanditSearchCV(candidates=candidates, confidence=0.9, tolerance=0.02, max_evals=60,
-                        random_state=0, progress=False).fit(X, y)
+bandit = BanditSearchCV(candidates=candidates, confidence=0.9, tolerance=0.02, random_state=0,
+                        progress=False).fit(X, y)
 print(bandit.best_name_)
 print(bandit.guarantee_)
 for name, n, mean in zip(bandit.cv_results_["name"], bandit.cv_results_["n_evaluations"],
@@ -120,8 +121,9 @@ for name, n, mean in zip(bandit.cv_results_["name"], bandit.cv_results_["n_evalu
 # ``guarantee_`` says what was reached. With the default delta-correct rule, "within 0.02 of
 # the best with confidence 0.9" means that runs of this procedure choose a candidate more than
 # 0.02 below the best in at most 10 % of cases (the confidence printed is the one reached,
-# which can exceed the target). If ``max_evals`` ends the run first, it gives the confidence
-# reached instead (:doc:`/user_guide/adaptive`). For models that are not scikit-learn
+# which can exceed the target). If the evaluation cap (``max_evals``, by default 200 per
+# candidate) ends the run first, it warns and gives the confidence reached instead
+# (:doc:`/user_guide/adaptive`). For models that are not scikit-learn
 # estimators, write ``evaluate(candidate, train, test, seed)`` and call
 # :func:`~certa.bandit_select` (:ref:`sphx_glr_auto_examples_plot_bandit_select_function.py`).
 #
