@@ -41,7 +41,7 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "img/README*"]
 
 # API reference: one page per public name, generated from the docstrings at build time.
 autosummary_generate = True
-autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_default_options = {"members": True}
 autodoc_inherit_docstrings = False  # no stdlib / scikit-learn docstrings (their own markup) on overrides
 autodoc_typehints = "none"  # the numpydoc "Parameters" sections already give the types
 numpydoc_show_class_members = False  # members are listed by the class template instead

@@ -52,9 +52,11 @@ print(sel.evaluations.groupby("name")["score"].agg(["count", "mean", "std"]).rou
 # Fixed budget: sequential halving
 # --------------------------------
 # When the budget is what you know (say 40 training runs), ``strategy="sequential_halving"``
-# spends exactly that, halving the candidates between rounds. It promises no confidence level;
-# its P(best) is the posterior belief at the end.
+# spends exactly that, halving the candidates between rounds. It promises no confidence level:
+# its guarantee states the confidence its scores reach, which is low when candidates dropped
+# after a few scores cannot be ruled out.
 sel = bandit_select(evaluate, candidates, (X, y), strategy="sequential_halving", budget=40,
                     random_state=0, progress=False)
 print("chosen:", sel.best.name, "after", len(sel.evaluations), "evaluations")
+print(sel.result["guarantee"])
 print(sel.evaluations.groupby("name")["score"].agg(["count", "mean"]).round(4))
