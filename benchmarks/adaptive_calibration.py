@@ -16,6 +16,10 @@ Sections (run separately, then ``--report`` writes ``benchmarks/results/calibrat
   Gaussian families' means and SDs with correlation 0, 0.5 and 0.9 between the candidates of a
   row, and on the TDSA replay with whole rows (paired) and with independent rows
   (:func:`certa.simulate_batch.simulate_paired_batch`), with and without tolerance.
+* ``gk16 --delta D --runs R``: the opt-in ``stopping="gk16"`` (the unknown-variance GLR with
+  Garivier & Kaufmann's heuristic threshold ``log((1 + log t)/delta)``, not proven) with the same
+  top-two sampling on all seven families (its statistic is the library's
+  :func:`certa.strategies._gk16.gk16_statistic_batch`).
 * ``overhead``: decision time per evaluation at 8, 100 and 1,000 candidates.
 * ``decomposition --delta D --runs R``: where the price against ``T* kl`` goes, on the
   Gaussian families, every rule with the same sampling rule and seeds (see
@@ -127,6 +131,36 @@ def paired_families() -> dict[str, dict[str, Any]]:
     out["TDSA replay, paired rows"] = dict(sampler=ReplayRows(tdsa_table(), paired=True), eps=0.005)
     out["TDSA replay, independent rows"] = dict(sampler=ReplayRows(tdsa_table(), paired=False), eps=0.005)
     return out
+
+
+def gk16_stop_rule(delta: float, eps: float):
+    """The shipped ``stopping="gk16"`` decision for the batch driver (library statistic and threshold)."""
+    from certa.strategies._gk16 import gk16_statistic_batch
+
+    def rule(mean, v, n, evals):
+        best, g = gk16_statistic_batch(mean, v, n, eps)
+        limit = np.log((1.0 + np.log(np.maximum(evals, 1))) / delta)
+        return g > limit, best
+    return rule
+
+
+def section_gk16(delta: float, runs: int, beta: Any, seed: int) -> dict[str, Any]:
+    rows = []
+    for k, (name, fam) in enumerate(families().items()):
+        for eps in (0.0, fam["eps"]):
+            t0 = time.process_time()
+            rep = simulate_top_two_batch(fam["sampler"], confidence=1 - delta, beta=beta, tolerance=eps,
+                                         n_runs=runs, max_evals=100_000, random_state=seed + 100 * k + (eps > 0),
+                                         stop_rule=gk16_stop_rule(delta, eps))
+            d = rep.to_dict()
+            lb = _lower(fam["sampler"], delta, eps)
+            d.update(family=name, delta=delta, tolerance=eps, beta=beta, cpu_s=time.process_time() - t0,
+                     binom_p=_binom_p(d["wrong"], runs, delta), lower_bound=lb,
+                     ratio=None if lb is None else d["evaluations_mean"] / lb)
+            print(json.dumps(d), flush=True)
+            rows.append(d)
+    return {"delta": delta, "runs": runs, "beta": beta, "seed": seed,
+            "rule": "TopTwoThompson(stopping='gk16'): heuristic threshold, not proven", "rows": rows}
 
 
 def section_paired(delta: float, runs: int, seed: int, tolerance: bool = True) -> dict[str, Any]:
@@ -477,6 +511,20 @@ def report() -> str:
             lines.append(f"| {row['family']} | {row['threshold']:.2f} | {row['threshold_pairwise_union']:.2f} | "
                          f"{row['threshold_no_union']:.2f} | {row['kl']:.2f} | {row['min_count']} |")
         lines.append("")
+    for f in sorted(RESULTS.glob("calibration_gk16_*.json")):
+        r = json.loads(f.read_text())
+        lines += [f"## Opt-in stopping=\"gk16\" (heuristic threshold, NOT proven): delta {r['delta']}, "
+                  f"{r['runs']} runs per row", "",
+                  "TopTwoThompson(beta=" + str(r["beta"]) + ", stopping=\"gk16\"): the unknown-variance GLR with "
+                  "log((1 + log t)/delta). binom p = one-sided binomial test of \"rate <= delta\" (rejects at "
+                  "< 0.01). The rate is what backs this rule's stated confidence: a simulation, not a theorem.", "",
+                  "| family | tolerance | wrong (rate) | binom p | mean evals (SE) | capped | lower bound | ratio |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for x in r["rows"]:
+            lines.append(f"| {x['family']} | {x['tolerance']:g} | {x['wrong']} ({x['wrong_rate']:.4f}) | "
+                         f"{x['binom_p']:.2f} | {x['evaluations_mean']:.1f} ({x['evaluations_se']:.1f}) | "
+                         f"{x['capped']} | {_fmt(x['lower_bound'])} | {_fmt(x['ratio'], 2)} |")
+        lines.append("")
     for f in sorted(RESULTS.glob("calibration_paired_*.json")):
         r = json.loads(f.read_text())
         lines += [f"## Paired rule (PairedElimination, the default): delta {r['delta']}, {r['runs']} runs per row",
@@ -510,7 +558,7 @@ def report() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "decomposition", "report",
-                                        "from-log", "loser-scores", "paired"])
+                                        "from-log", "loser-scores", "paired", "gk16"])
     ap.add_argument("--log", help="from-log: a families section's printed rows (one JSON per line), saved as a "
                     "partial result when the section could not finish")
     ap.add_argument("--delta", type=float, default=0.05)
@@ -555,6 +603,9 @@ def main() -> None:
     elif a.section == "loser-scores":
         out = section_loser_scores(a.delta, min(a.runs, 2000), a.seed)
         name = f"calibration_loser_scores_{a.delta}"
+    elif a.section == "gk16":
+        out = section_gk16(a.delta, a.runs, beta, a.seed)
+        name = f"calibration_gk16_{a.delta}"
     elif a.section == "paired":
         out = section_paired(a.delta, a.runs, a.seed)
         name = f"calibration_paired_{a.delta}"

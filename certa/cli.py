@@ -73,9 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
                      "drawn from its own random row")
     sim.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sim.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies")
-    sim.add_argument("--stopping", default=None, choices=["glr", "bayes"],
+    sim.add_argument("--stopping", default=None, choices=["glr", "bayes", "gk16"],
                      help="glr (default): wrong with probability at most 1 - confidence (Gaussian scores); "
-                     "bayes: FIESTA's P(best) rule, cheaper, no such guarantee")
+                     "bayes: FIESTA's P(best) rule, cheaper, no such guarantee; gk16: GLR with Garivier & "
+                     "Kaufmann's heuristic threshold log((1 + log t)/delta), its confidence calibrated by "
+                     "simulation, not proven")
     sim.add_argument("--beta", type=_beta, default=None,
                      help='top-two: probability of evaluating the leader, or "ids" (default: information-directed '
                      "selection, no tuning); 0.5 is FIESTA's TTTS")
@@ -138,9 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
                      "and paired strategies; --no-paired: a fresh seed per evaluation)")
     sel.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sel.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies: evaluations")
-    sel.add_argument("--stopping", default=None, choices=["glr", "bayes"],
+    sel.add_argument("--stopping", default=None, choices=["glr", "bayes", "gk16"],
                      help="glr (default): wrong with probability at most 1 - confidence (Gaussian scores); "
-                     "bayes: FIESTA's P(best) rule, cheaper, no such guarantee")
+                     "bayes: FIESTA's P(best) rule, cheaper, no such guarantee; gk16: GLR with Garivier & "
+                     "Kaufmann's heuristic threshold log((1 + log t)/delta), its confidence calibrated by "
+                     "simulation, not proven")
     sel.add_argument("--beta", type=_beta, default=None,
                      help='top-two: probability of evaluating the leader, or "ids" (default)')
     sel.add_argument("--tolerance", type=float, default=0.0,

@@ -186,10 +186,12 @@ or Strategy, default "auto"
         ``"paired"``), unpaired for the other strategies, whose rules assume independent scores.
         On FIESTA's TDSA replay the paired default needs about a third of the evaluations of
         unpaired top-two at the same confidence (``docs/adaptive.md``).
-    stopping : {"glr", "bayes"} or None, default None (``"glr"``)
+    stopping : {"glr", "bayes", "gk16"} or None, default None (``"glr"``)
         ``"glr"``: delta-correct for Gaussian scores (a wrong choice with probability
         at most ``1 - confidence``); ``"bayes"`` (FIESTA's): stop when P(best) >=
-        confidence, cheaper, no frequentist guarantee (``docs/adaptive.md``).
+        confidence, cheaper, no frequentist guarantee (``docs/adaptive.md``); ``"gk16"``:
+        the GLR with Garivier & Kaufmann's heuristic threshold, opt-in, its confidence
+        calibrated by simulation, not proven. Giving ``stopping`` selects the unpaired top-two.
     beta : float in (0, 1), "ids" or None, default None (``"ids"``)
         The top-two rule's probability of evaluating the leader (``"top_two"``, ``"batch"``);
         ``"ids"`` is information-directed selection, 0.5 is FIESTA's.

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
-from ._belief import LeaderBelief, p_best
+from ._belief import DEFAULT_SD_FLOOR_FRACTION, LeaderBelief, p_best
 from ._fast import (
     SKIP_MARGIN,
     RunningStats,
@@ -22,6 +22,7 @@ from ._fast import (
     thompson_sample_fast,
     top_two_sample_fast,
 )
+from ._gk16 import gk16_confidence, gk16_statistic, gk16_threshold
 from ._glr import (
     check_tolerance,
     count_limited,
@@ -31,7 +32,7 @@ from ._glr import (
 )
 from ._validation import check_beta, check_choice, check_confidence, check_int
 
-STOPPING_RULES = ("bayes", "glr")
+STOPPING_RULES = ("bayes", "glr", "gk16")
 #: Defaults a user gets (docs/adaptive.md, "Defaults"): the delta-correct rule and IDS.
 DEFAULT_STOPPING = "glr"
 DEFAULT_BETA = "ids"
@@ -191,6 +192,14 @@ class _Confident(Strategy):
                 self._history.append(self._p.copy())
             self._best = int(np.argmax(self._p))
             stop = self._bayes_confidence() >= self.confidence
+        elif self.stopping == "gk16":
+            self._p = None
+            best, g = self._gk16()
+            self._best = self._unview(best)
+            stop = g > gk16_threshold(1.0 - self.confidence, self._n_told_ok())
+            if self._track_belief:
+                self._history.append(self._expand(p_best(*self._posterior())))
+                self._confidence_history.append(gk16_confidence(g, self._n_told_ok()))
         else:  # P(best) is not needed to decide; it is computed once, in result()
             self._p = None
             st = self._live_stats()
@@ -213,6 +222,17 @@ class _Confident(Strategy):
         shifted[pos] += self.tolerance   # mean_b + eps >= every mean_j
         return float(p_best(shifted, scale, df)[pos])
 
+    def _n_told_ok(self) -> int:
+        return int(sum(len(self._scores[c]) for c in self._alive()))
+
+    def _gk16(self) -> tuple[int, float]:
+        """``(best, min_j G_best,j)`` over the candidates left (:mod:`._gk16`), variances floored."""
+        from ._glr import _floored_var
+
+        st = self._live_stats()
+        v = _floored_var(st.mean, st.var(), st.n, DEFAULT_SD_FLOOR_FRACTION)
+        return gk16_statistic(st.mean, v, st.n, self.tolerance)
+
     def _glr_confidence(self) -> float:
         st = self._live_stats()
         if st.n.size < 2:
@@ -233,7 +253,7 @@ class _Confident(Strategy):
         """Challenger when the posterior is nearly sure of the leader: for ``"glr"`` or a
         tolerance the one blocking the stop (smallest pair statistic with the tolerance, the
         transportation-cost challenger), else ``None`` (exact top-two draw)."""
-        if self.stopping != "glr" and self.tolerance == 0.0:
+        if self.stopping == "bayes" and self.tolerance == 0.0:
             return None
         st = self._live_stats()
         return lambda leader: blocking_challenger(st.mean, st.var(), st.n, leader, self.tolerance)
@@ -274,7 +294,7 @@ class _Confident(Strategy):
                 means = np.array([np.mean(self._scores[c]) if self._scores[c] and c not in self._dropped
                                   else -np.inf for c in range(self.n_candidates)])
                 self._best = int(np.argmax(means))
-            elif self.stopping == "glr":
+            elif self.stopping in ("glr", "gk16"):
                 self._best = self._unview(np.argmax(self._live_stats().mean))
             else:
                 self._best = int(np.argmax(self._p_best()))
@@ -308,6 +328,11 @@ class _Confident(Strategy):
                 self._best = max(alive, key=lambda c: (means[c], -c))
         elif self.stopping == "glr":
             reached = self._glr_confidence()
+        elif self.stopping == "gk16":
+            best, g = self._gk16() if len(self._alive()) >= 2 else (0, np.inf)
+            if len(self._alive()) >= 2:
+                self._best = self._unview(best)
+            reached = gk16_confidence(g, self._n_told_ok())
         else:
             reached = self._bayes_confidence()
         return {"best": int(self._best), "estimates": means, "p_best": p.copy(),
@@ -317,7 +342,8 @@ class _Confident(Strategy):
                 "evaluations": self._asked.copy(),
                 "failed": self._failed.copy(), "stop_reason": self._stop_reason or "not stopped",
                 "belief_history": np.array(self._history), "stopping": self.stopping,
-                **({"confidence_history": np.array(self._confidence_history)} if self.stopping == "glr" else {})}
+                **({"confidence_history": np.array(self._confidence_history)}
+                   if self.stopping in ("glr", "gk16") else {})}
 
 
 def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
@@ -326,6 +352,8 @@ def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
         return "no confidence yet (fewer than 3 scores of some candidate)"
     what = "the best" if tolerance == 0 else f"within {tolerance:g} of the best"
     kind = ("frequentist, delta-correct for Gaussian scores" if stopping == "glr"
+            else "GLR with Garivier & Kaufmann's heuristic threshold: calibrated by simulation, not proven"
+            if stopping == "gk16"
             else "frequentist, delta-correct for Gaussian scores, from paired differences on common rows"
             if stopping == "paired"
             else "Bayesian posterior P(best)" + ("" if tolerance == 0 else f" within {tolerance:g}")
@@ -377,9 +405,12 @@ class TopTwoThompson(_Confident):
         a ``beta`` to tune. On the FIESTA paper's data it needs 5-8 % fewer
         evaluations than ``beta=0.5`` (``docs/adaptive.md``).
     min_evals : int >= 3, default 3
-    stopping : {"glr", "bayes"}, default "glr"
+    stopping : {"glr", "bayes", "gk16"}, default "glr"
         ``"glr"``: delta-correct (wrong with probability at most ``1 - confidence``);
-        ``"bayes"``: FIESTA's posterior rule, cheaper but without that guarantee.
+        ``"bayes"``: FIESTA's posterior rule, cheaper but without that guarantee;
+        ``"gk16"``: the unknown-variance GLR with the anchors' heuristic threshold
+        ``log((1 + log t) / delta)`` (:mod:`certa.strategies._gk16`), opt-in: its confidence is
+        calibrated by simulation, not proven (``docs/adaptive.md``).
         ``TopTwoThompson(confidence, beta=0.5, stopping="bayes")`` is FIESTA's exact
         algorithm (``strategy="fiesta"`` on the fronts).
     transform : {None, "logit"}
