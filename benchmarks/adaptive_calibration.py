@@ -144,9 +144,12 @@ def gk16_stop_rule(delta: float, eps: float):
     return rule
 
 
-def section_gk16(delta: float, runs: int, beta: Any, seed: int) -> dict[str, Any]:
+def section_gk16(delta: float, runs: int, beta: Any, seed: int, part: str | None = None) -> dict[str, Any]:
     rows = []
+    i_part, n_parts = (int(x) for x in part.split("/")) if part else (0, 1)
     for k, (name, fam) in enumerate(families().items()):
+        if k % n_parts != i_part:
+            continue
         for eps in (0.0, fam["eps"]):
             t0 = time.process_time()
             rep = simulate_top_two_batch(fam["sampler"], confidence=1 - delta, beta=beta, tolerance=eps,
@@ -163,9 +166,13 @@ def section_gk16(delta: float, runs: int, beta: Any, seed: int) -> dict[str, Any
             "rule": "TopTwoThompson(stopping='gk16'): heuristic threshold, not proven", "rows": rows}
 
 
-def section_paired(delta: float, runs: int, seed: int, tolerance: bool = True) -> dict[str, Any]:
+def section_paired(delta: float, runs: int, seed: int, tolerance: bool = True, part: str | None = None
+                   ) -> dict[str, Any]:
     rows = []
+    i_part, n_parts = (int(x) for x in part.split("/")) if part else (0, 1)
     for k, (name, fam) in enumerate(paired_families().items()):
+        if k % n_parts != i_part:
+            continue
         for eps in ((0.0, fam["eps"]) if tolerance else (0.0,)):
             t0 = time.process_time()
             rep = simulate_paired_batch(fam["sampler"], confidence=1 - delta, tolerance=eps, n_runs=runs,
@@ -568,6 +575,8 @@ def main() -> None:
     ap.add_argument("--beta", default="ids")
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--n-jobs", type=int, default=1)
+    ap.add_argument("--part", default=None, help="paired, gk16: run part i/n of the families (merged into the "
+                    "stored section), to keep each job short")
     ap.add_argument("--tolerance-rows", action="store_true",
                     help="families: rerun only the rows with tolerance and replace them in the stored section")
     a = ap.parse_args()
@@ -603,12 +612,23 @@ def main() -> None:
     elif a.section == "loser-scores":
         out = section_loser_scores(a.delta, min(a.runs, 2000), a.seed)
         name = f"calibration_loser_scores_{a.delta}"
-    elif a.section == "gk16":
-        out = section_gk16(a.delta, a.runs, beta, a.seed)
-        name = f"calibration_gk16_{a.delta}"
-    elif a.section == "paired":
-        out = section_paired(a.delta, a.runs, a.seed)
-        name = f"calibration_paired_{a.delta}"
+    elif a.section in ("gk16", "paired"):
+        if a.section == "gk16":
+            out = section_gk16(a.delta, a.runs, beta, a.seed, a.part)
+        else:
+            out = section_paired(a.delta, a.runs, a.seed, part=a.part)
+        name = f"calibration_{a.section}_{a.delta}"
+        if a.part:   # merge this part's rows into the stored section (rows keyed by family and tolerance)
+            path = RESULTS / f"{name}.json"
+            old = json.loads(path.read_text()) if path.exists() else {**out, "rows": [], "parts": {}}
+            keep = {(r["family"], r["tolerance"]) for r in out["rows"]}
+            order = {n: i for i, n in enumerate(paired_families() if a.section == "paired" else families())}
+            rows = [r for r in old["rows"] if (r["family"], r["tolerance"]) not in keep] + out["rows"]
+            old["rows"] = sorted(rows, key=lambda r: (order.get(r["family"], 99), r["tolerance"]))
+            old.setdefault("parts", {})[a.part] = {"machine": machine_info(), "wall_s": time.time() - t0,
+                                                   "load_end": loadavg()}
+            path.write_text(json.dumps(old, indent=1, default=float))
+            return
     elif a.section == "tdsa":
         out = section_tdsa(a.runs, a.seed, a.n_jobs)
         name = "calibration_tdsa"
