@@ -563,3 +563,26 @@ def test_baseline_rule_evidence_chooses_what_the_confirmation_favours_and_keeps_
     assert "baseline_rule" not in ProgressiveSampling(1000, "psearch", survival="race", baseline=0).spec()
     assert ProgressiveSampling(1000, "psearch", survival="race", baseline=0,
                                baseline_rule="evidence").spec()["baseline_rule"] == "evidence"
+
+
+def test_default_rule_per_schedule_is_the_one_issue_24s_benchmark_chose():
+    # benchmarks/progressive_rule_choice.py (docs/progressive.md): PSearch's published mean rule (as accurate as
+    # the race there and cheaper); Paramsearch: the race with the evidence rule (the gate paid on neither)
+    X, y = load_digits(return_X_y=True)
+    grid = {"min_samples_leaf": [1, 5, 25], "criterion": ["gini", "entropy"]}
+    kw = dict(random_state=0, refit=False, progress=False)
+    est = DecisionTreeClassifier(random_state=0)
+    ps = ProgressiveSearchCV(est, grid, schedule="psearch", **kw).fit(X, y)
+    assert ps.survival_ == "mean" and ps.vs_baseline_ is None
+    cols = ["round", "size", "candidate", "score", "survived"]
+    mean = ProgressiveSearchCV(est, grid, schedule="psearch", survival="mean", **kw).fit(X, y)
+    assert ps.rounds_[cols].equals(mean.rounds_[cols])
+    pa = ProgressiveSearchCV(est, grid, schedule="paramsearch", **kw).fit(X, y)
+    assert pa.survival_ == "race" and pa.vs_baseline_["rule"] == "evidence"
+    assert pa.selection_.strategy["baseline_rule"] == "evidence"
+    own = ProgressiveSearchCV(est, grid, schedule=[0.25, 0.5, 1.0], **kw).fit(X, y)
+    assert own.survival_ == "race" and own.vs_baseline_["rule"] == "evidence"
+    # a named baseline exists only in the race: with it, "auto" runs the race for PSearch too
+    named = ProgressiveSearchCV(est, grid, schedule="psearch", baseline={"min_samples_leaf": 5, "criterion": "gini"},
+                                **kw).fit(X, y)
+    assert named.survival_ == "race" and named.vs_baseline_["baseline"] == {"min_samples_leaf": 5, "criterion": "gini"}

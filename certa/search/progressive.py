@@ -52,12 +52,13 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         per-example score (accuracy, or ``"neg_mean_absolute_error"`` /
         ``"neg_mean_squared_error"``). ``"mean"`` (or ``None``): the published
         schedules' own rule, which reproduces Paramsearch and PSearch exactly.
-        ``"auto"`` (default): ``"race"`` when the scoring is a mean over
-        examples, else ``"mean"``; ``survival_`` says which ran. The race is the
-        default because it did at least as well on the Dutch lemmatisation
-        benchmark (choice in the exhaustive top 5 in 5 of 8 cases against 4 of
-        8, never worse than the default setting against once) and states its
-        confidence; see ``docs/progressive.md``.
+        ``"auto"`` (default), per schedule since issue 24, when the scoring is
+        a mean over examples: ``"psearch"`` runs its published ``"mean"`` rule
+        (as accurate as the race on issue 24's benchmark, six draw/learner
+        cells, and cheaper), ``"paramsearch"`` and a list of sizes the race
+        (never worse than the default in 6 of 6 cells, the mean rule in 5 of 6);
+        a named ``baseline`` always runs the race; any other scoring runs
+        ``"mean"``. ``survival_`` says which ran; see ``docs/progressive.md``.
     floor : float, None or "auto"
         Minimum fraction of a round's settings that survive, added back in whole
         score bins (``"auto"``: 0.2 for PSearch and for the race, none otherwise).
@@ -89,11 +90,12 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         McNemar for accuracy) shows it better at ``1 - confidence``. ``"auto"``:
         5. ``None``: the final round's examples decide (Bonferroni over the
         settings compared), as before issue #14's rerun.
-    baseline_rule : "gate", "evidence" or "auto"
+    baseline_rule : "gate", "evidence" or "auto", default="auto"
         Race with a baseline: ``"gate"`` keeps the baseline unless the confirmation
         test shows it beaten; ``"evidence"`` chooses what the evidence favours (the
         challenger if its confirmation mean is higher) and reports the test against
-        the baseline as a claim (``vs_baseline_["beat_baseline"]``).
+        the baseline as a claim (``vs_baseline_["beat_baseline"]``). ``"auto"``:
+        ``"evidence"`` (the gate paid on neither schedule in issue 24's benchmark).
     bin_width : float or None
         Score-bin width for the floor (``None``: one bin per distinct score).
     train_fraction : float, default=0.8
@@ -233,7 +235,10 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         if survival is None:
             survival = "mean"
         elif isinstance(survival, str) and survival == "auto":
-            survival = "race" if per_example else "mean"
+            rule = AUTO_SURVIVAL.get(self.schedule, "race") if isinstance(self.schedule, str) else "race"
+            if isinstance(self.baseline, dict):  # a named baseline exists only in the race
+                rule = "race"
+            survival = "race" if per_example and rule == "race" else "mean"
         race = isinstance(survival, str) and survival == "race"
         if race and not per_example:
             raise ValueError("survival='race' compares settings example by example: it needs scoring='accuracy' "
@@ -270,16 +275,20 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         return self
 
 
-#: Default baseline rule of the race per schedule (issue 24's benchmark, docs/progressive.md).
-AUTO_BASELINE_RULE = {"paramsearch": "gate", "psearch": "gate"}
+#: Default survival rule (for a scoring that is a mean over examples) and baseline rule of the race per
+#: schedule, chosen on issue 24's benchmark (benchmarks/progressive_rule_choice.py, docs/progressive.md).
+AUTO_SURVIVAL = {"paramsearch": "race", "psearch": "mean"}
+AUTO_BASELINE_RULE = {"paramsearch": "evidence", "psearch": "evidence"}
 
 
 def _baseline_rule(rule: Any, schedule: Any, baseline: int | None) -> str:
     """``baseline_rule`` with ``"auto"`` resolved for ``schedule`` (``"gate"`` without a baseline)."""
     if not isinstance(rule, str) or rule not in ("auto", "gate", "evidence"):
         raise ValueError(f"baseline_rule must be 'auto', 'gate' or 'evidence', got {rule!r}")
-    if rule == "auto":
-        return AUTO_BASELINE_RULE.get(schedule, "gate") if baseline is not None and isinstance(schedule, str) else "gate"
+    if rule == "auto":  # a user schedule: "evidence", as for both named schedules (the gate paid on neither)
+        if baseline is None:
+            return "gate"
+        return AUTO_BASELINE_RULE.get(schedule, "evidence") if isinstance(schedule, str) else "evidence"
     if rule == "evidence" and baseline is None:
         raise ValueError("baseline_rule='evidence' belongs to survival='race' with a baseline")
     return rule
