@@ -438,9 +438,66 @@ def _quiet_optuna():
     return optuna
 
 
+def signed_rank_p_exact(d: np.ndarray, alternative: str) -> float:
+    """The p-value ``scipy.stats.wilcoxon(d, alternative=..., zero_method="zsplit")`` gives when it
+    runs its exact permutation test (ties or zeros and at most 13 differences), by counting.
+
+    scipy flips the sign of every difference (2**n patterns) and recomputes the statistic; here
+    the same null distribution of ``R+`` comes from a sum over the nonzero differences' ranks
+    (in quarter units, so midranks and the zeros' half ranks are integers).
+    """
+    from scipy.stats import rankdata
+
+    d = np.asarray(d, dtype=float)
+    x = np.rint(4 * rankdata(np.abs(d))).astype(np.int64)
+    nonzero = x[d != 0]
+    obs = int(x[d > 0].sum())
+    counts = np.zeros(int(nonzero.sum()) + 1)
+    counts[0] = 1.0
+    for v in nonzero:
+        counts[v:] = counts[v:] + counts[:-v].copy()   # v >= 4: every rank is at least 1
+    total = counts.sum()
+    if alternative == "less":
+        return float(counts[: obs + 1].sum() / total)
+    if alternative == "greater":
+        return float(counts[obs:].sum() / total)
+    raise ValueError(f"alternative must be 'less' or 'greater', got {alternative!r}")
+
+
+class _FastWilcoxon:
+    """Stands in for ``scipy.stats`` inside Optuna's WilcoxonPruner: the same p-values (see
+    :func:`signed_rank_p_exact`), without scipy's 2**n recomputations of the statistic (2-4 s per test
+    at n = 12-13 here), which tied real-fit scores trigger at every step; any other case is scipy's."""
+
+    def __getattr__(self, name):
+        import scipy.stats
+
+        return getattr(scipy.stats, name)
+
+    @staticmethod
+    def wilcoxon(d, alternative="two-sided", zero_method="wilcox", **kw):
+        import scipy.stats
+
+        d = np.asarray(d, dtype=float)
+        ties = len(np.unique(np.abs(d))) < d.size or np.any(d == 0)
+        if (zero_method == "zsplit" and not kw and alternative in ("less", "greater") and ties
+                and 0 < d.size <= 13):
+            return scipy.stats._morestats.WilcoxonResult(statistic=np.nan,
+                                                         pvalue=signed_rank_p_exact(d, alternative))
+        return scipy.stats.wilcoxon(d, alternative=alternative, zero_method=zero_method, **kw)
+
+
+def _fast_pruner_pvalues() -> None:
+    import optuna.pruners._wilcoxon as ow
+
+    if not isinstance(ow.ss, _FastWilcoxon):
+        ow.ss = _FastWilcoxon()
+
+
 def optuna_wilcoxon(bench: Bench, seed: int, steps: int, p_threshold: float = P_THRESHOLD) -> dict[str, Any]:
     """Optuna 5: GridSampler over the candidates + WilcoxonPruner, one split's score per step."""
     optuna = _quiet_optuna()
+    _fast_pruner_pvalues()
     rng = np.random.default_rng(derive_seed(seed, 1))
     rows = bench.rows_steps(steps, rng)
     used: list[tuple[int, int]] = []
@@ -674,9 +731,14 @@ def dominated_by(rows: list[dict[str, Any]], target: str, strict: bool = True) -
 
 
 def run_task(task: str, runs: int, seed: int, lemma_n: int, only: Sequence[str] = (),
-             halving_runs: int | None = None) -> dict[str, Any]:
+             halving_runs: int | None = None, save: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Measure every peer (or ``only`` those) on ``task``; ``save(result so far)`` after each peer."""
     bench = get_bench(task, lemma_n)
-    rows = []
+    res = {"task": task, "candidates": bench.names, "truth": bench.truth.tolist(), "true_best": bench.names[bench.best],
+           "gap_to_second": float(np.sort(bench.truth)[-1] - np.sort(bench.truth)[-2]),
+           "seed": seed, "runs": runs, "rows": [], "machine": machine_info(), "new_fits": 0}
+    if task == "lemma":
+        res["lemma_n"] = lemma_n
     for name, peer in peers().items():
         if only and name not in only:
             continue
@@ -685,15 +747,12 @@ def run_task(task: str, runs: int, seed: int, lemma_n: int, only: Sequence[str] 
         row = measure(bench, name, peer, n, seed)
         print(f"[{task}] {name}: fits {row['fits_mean']:.1f}, right {row['p_correct']:.3f}, "
               f"regret {row['regret_mean']:.4f} ({time.perf_counter() - t0:.0f} s, {n} runs)", flush=True)
-        rows.append(row)
+        res["rows"].append(row)
         if bench.pool is not None and bench.pool.cache.new_fits:
             bench.pool.cache.save()
-    res = {"task": task, "candidates": bench.names, "truth": bench.truth.tolist(), "true_best": bench.names[bench.best],
-           "gap_to_second": float(np.sort(bench.truth)[-1] - np.sort(bench.truth)[-2]),
-           "seed": seed, "runs": runs, "rows": rows, "machine": machine_info(),
-           "new_fits": bench.pool.cache.new_fits if bench.pool is not None else 0}
-    if task == "lemma":
-        res["lemma_n"] = lemma_n
+            res["new_fits"] = bench.pool.cache.new_fits
+        if save is not None:
+            save(res)
     return res
 
 
@@ -841,13 +900,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.cmd == "run":
         runs = args.runs or (300 if args.task == "tdsa" else 100)
         only = [s for s in args.only.split(",") if s]
-        res = run_task(args.task, runs, args.seed, args.lemma_n, only, args.halving_runs)
         old_path = RESULTS / f"peers_{args.task}.json"
         old = json.loads(old_path.read_text()) if (only and old_path.exists()) else None
-        res = merge_rows(old, res)
-        write_results(f"peers_{args.task}", res, task_markdown(res))
-        figure(res, RESULTS / f"peers_{args.task}.png")
-        print(task_markdown(res))
+
+        def save(res):
+            merged = merge_rows(old, res)
+            write_results(f"peers_{args.task}", merged, task_markdown(merged))
+            figure(merged, RESULTS / f"peers_{args.task}.png")
+
+        res = run_task(args.task, runs, args.seed, args.lemma_n, only, args.halving_runs, save)
+        print(task_markdown(merge_rows(old, res)))
     else:
         print(report())
 

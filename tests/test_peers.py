@@ -112,3 +112,15 @@ def test_lemma_grid_scores_equal_the_pipelines():
            for c in cands]
     assert fast == ref
     assert len(set(ref)) > 3   # the settings differ: the check is not vacuous
+
+
+def test_fast_pruner_pvalues_equal_scipy_on_tied_differences():
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        n = int(rng.integers(2, 11))
+        d = rng.integers(-3, 4, n) / 360.0          # accuracies on a 360-example fold: ties and zeros
+        for alt in ("less", "greater"):
+            ref = wilcoxon(d, alternative=alt, zero_method="zsplit").pvalue
+            assert peers.signed_rank_p_exact(d, alt) == pytest.approx(ref, rel=1e-12, abs=0)
+            assert peers._FastWilcoxon.wilcoxon(d, alternative=alt, zero_method="zsplit").pvalue == \
+                pytest.approx(ref, rel=1e-12, abs=0)
