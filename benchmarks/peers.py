@@ -79,6 +79,7 @@ TDSA_PATH = Path("/work/shared/data/fiesta-tdsa-test-f1.json")
 TDSA_MODELS = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]
 TASKS = ("tdsa", "debian", "digits", "lemma")
 REAL_TASKS = ("debian", "digits", "lemma")
+FIGURES = ROOT / "docs" / "img"
 POOL = {"5": (5, 20, 505), "10": (10, 5, 1010)}   # scheme -> (folds, repeats, random_state)
 CONFIDENCE = 0.95
 WILCOXON_STEPS = (10, 20, 30)
@@ -871,8 +872,8 @@ def report() -> str:
                             "fits ratio default / Wilcoxon 30", "cheapest peer at least as often right",
                             "dominated by"], summ, align="lrrrrll"), ""]
     for task, res in results.items():
-        figure(res, RESULTS / f"peers_{task}.png")
-        parts += [task_markdown(res), "", f"![{task}](peers_{task}.png)", ""]
+        figure(res, FIGURES / f"peers_{task}.png")
+        parts += [task_markdown(res), "", f"![{task}](../../docs/img/peers_{task}.png)", ""]
     md = "\n".join(parts)
     (RESULTS / "peers.md").write_text(md + "\n")
     return md
@@ -906,7 +907,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         def save(res):
             merged = merge_rows(old, res)
             write_results(f"peers_{args.task}", merged, task_markdown(merged))
-            figure(merged, RESULTS / f"peers_{args.task}.png")
+            figure(merged, FIGURES / f"peers_{args.task}.png")
 
         res = run_task(args.task, runs, args.seed, args.lemma_n, only, args.halving_runs, save)
         print(task_markdown(merge_rows(old, res)))
