@@ -180,6 +180,8 @@ def _statement(selection: Selection) -> str:
                 + (f" (target {target}, stop: {res.get('stop_reason')})" if target is not None else "") + f"; {what}")
     if method == "bandit":
         return f"{name} chosen by {spec.get('strategy')} after a fixed budget of {spec.get('budget')} evaluations"
+    if res.get("compared_on", "all folds") != "all folds":   # J-K-fold: failures left candidates with different folds
+        return f"{name} chosen by the mean over {res['compared_on']}"
     if method == "jkfold":
         rep = stability(selection)
         if rep is None:

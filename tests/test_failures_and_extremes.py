@@ -144,3 +144,14 @@ def test_error_score_nan_still_runs_the_whole_grid_as_scikit_learn():
                            random_state=0, n_jobs=1).fit(X, y)
     assert len(_FITS) == 18 + 1  # the grid and the refit
     assert np.isnan(s.cv_results_["mean_test_score"][1]) and s.best_params_ != {"C": 1.0}
+
+
+def test_the_statement_says_what_the_candidates_were_compared_on_after_failures():
+    from certa.summary import summarize
+
+    seeds = _fold_seeds()
+    fails = {0.7: [seeds[0]], 0.8: [seeds[1]], 0.9: [seeds[2]]}
+    sel = run(JKFoldGrid(3, 2), FunctionEvaluator(_evaluate_failing(fails)), MUS, random_state=0, retries=0)
+    statement = summarize(sel)["statement"]
+    assert "the 3 of 6 folds every candidate finished" in statement   # said "the mean over all folds" before
+    assert "all folds" not in statement.replace("of 6 folds", "")
