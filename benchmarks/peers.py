@@ -16,8 +16,9 @@ Every peer runs with its own library, in one run, on the same scores:
   set, the resource is the number of rows a candidate is scored on, at most 30).
 * ``certa-unpaired`` (top-two Thompson, IDS, the delta-correct ``stopping="glr"``, confidence
   0.95: certa's default before pairing), ``certa-fiesta`` (``strategy="fiesta"``: FIESTA's top-two
-  with the Bayesian stopping rule) and ``certa-default`` (whatever ``make_strategy("top_two")``
-  builds in this checkout: paired once pairing is the default), each evaluation a random split.
+  with the Bayesian stopping rule), each evaluation a random fold, and ``certa-default`` (what
+  ``make_strategy("auto")`` builds: the paired ``PairedElimination``, every survivor on the same
+  fold per row).
 
 Tasks:
 
@@ -28,7 +29,7 @@ Tasks:
   LinearSVC, logistic regression, ridge, SGD, naive Bayes, at several settings.
 * ``digits``: real fits on scikit-learn's digits, 6 model families.
 * ``lemma``: the 250-setting k-NN grid of ``ProgressiveSearchCV`` (``certa.learners.knn_grid``) on a
-  draw of the bundled Dutch lemma data (``--lemma-n`` forms, seed 0 as in
+  draw of the bundled Dutch lemma data (``--lemma-n`` forms, default 6,000, seed 0 as in
   ``progressive_lemma.py``); its folds are scored by one neighbour search per weighting and fold
   (the neighbours of every k are a prefix of those of the largest k: exactly the pipeline's
   predictions, checked in ``tests/test_peers.py``).
@@ -47,7 +48,7 @@ recorded durations of the fits a run used; the library's own decision overhead i
 Usage (CPU-heavy parts under ``flock /tmp/certa-cpu.lock``)::
 
     python3 benchmarks/peers.py pool digits --part 0 --parts 2     # cached fits, in parts
-    python3 benchmarks/peers.py run digits --runs 100              # all peers, one run
+    python3 benchmarks/peers.py run digits --runs 50 --halving-runs 20   # all peers, one run
     python3 benchmarks/peers.py report                             # docs table + figures
 """
 from __future__ import annotations
