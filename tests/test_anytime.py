@@ -218,7 +218,14 @@ def _start_select(project, store: str, stopping: str, *extra: str, gate_at: int)
                              "--candidates", "cands.toml", "--confidence", "0.9999", "--stopping", stopping,
                              "--store", store, "--json", "--no-progress", *extra],
                             cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)  # noqa: PLW1509 (no lock taken)
+
+
+def _default_sigint() -> None:
+    # a test suite started in the background by a non-interactive shell inherits SIGINT ignored (POSIX:
+    # asynchronous commands ignore SIGINT without job control), and Python keeps an ignored SIGINT: the
+    # child would never see the test's Ctrl-C and hang. Restore the default, as a terminal gives it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _signal_after(proc: subprocess.Popen, store, n_rows: int, sig: int) -> tuple[str, str]:
