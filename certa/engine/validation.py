@@ -82,11 +82,16 @@ def check_samples(X: Any, y: Any = None, x_name: str = "X") -> None:
     y_arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y) if not hasattr(y, "tocsr") else None
     numeric = None if y_arr is None else _as_numeric(y_arr)
     if numeric is not None:
-        if np.isnan(numeric).any():
-            raise ValueError(f"y contains NaN (at index {int(np.flatnonzero(np.isnan(numeric).ravel())[0])}); "
-                             "targets must be finite")
-        if np.isinf(numeric).any():
-            raise ValueError("y contains infinity; targets must be finite")
+        _check_finite_targets(numeric)
+
+
+def _check_finite_targets(numeric: np.ndarray) -> None:
+    """Refuse NaN or infinite targets, naming the first NaN's index."""
+    if np.isnan(numeric).any():
+        raise ValueError(f"y contains NaN (at index {int(np.flatnonzero(np.isnan(numeric).ravel())[0])}); "
+                         "targets must be finite")
+    if np.isinf(numeric).any():
+        raise ValueError("y contains infinity; targets must be finite")
 
 
 def _n(value: Any) -> int:
@@ -214,11 +219,7 @@ def _check_y(y: Any, models: list, classifiers: list, type_of_target) -> None:
         return
     numeric = _as_numeric(y_arr)
     if numeric is not None:
-        if np.isnan(numeric).any():
-            raise ValueError(f"y contains NaN (at index {int(np.flatnonzero(np.isnan(numeric).ravel())[0])}); "
-                             "targets must be finite")
-        if np.isinf(numeric).any():
-            raise ValueError("y contains infinity; targets must be finite")
+        _check_finite_targets(numeric)
     if y_arr.ndim == 2 and y_arr.shape[1] > 1:
         from sklearn.utils import get_tags
 

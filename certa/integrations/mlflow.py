@@ -6,7 +6,6 @@ Needs MLflow (``pip install "certa[mlflow]"``). :class:`MLflowLogger` is a run c
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import tempfile
@@ -16,6 +15,7 @@ from typing import Any
 from ..engine.callbacks import Callback, Evaluation, RunView
 from ..engine.candidates import jsonable_params
 from ..engine.selection import Selection
+from ..summary import _finite
 
 __all__ = ["MLflowLogger"]
 
@@ -35,12 +35,6 @@ def _value(value: Any) -> str:
     return text[:_MAX_VALUE]
 
 
-def _finite(x: Any) -> float | None:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 class MLflowLogger(Callback):
