@@ -4,18 +4,18 @@ Sections (run separately, then ``--report`` writes ``benchmarks/results/calibrat
 
 * ``families --delta D --runs R``: wrong-choice rate and mean evaluations of
   ``TopTwoThompson(1 - D, beta, stopping="glr")`` with and without tolerance on every
-  family (simulated scores, :mod:`certa.simulate_batch`), the one-sided binomial test of
+  family (simulated scores, :mod:`certa.planning.batch`), the one-sided binomial test of
   "rate <= delta" at level 0.01, and the ratio to ``T* kl(delta, 1 - delta)``.
   ``--tolerance-rows`` reruns only the rows with tolerance (same seeds) into the stored file.
 * ``tolerance --delta D --runs R --runs-plain P``: the near-ties family with tolerance 0.2
   (cap 20,000 evaluations), against ``T*_eps kl`` and against the same family without
   tolerance (``P`` runs, capped runs counted at the cap).
-* ``tdsa --runs R``: the real strategy (``certa.simulate.simulate``, the ask/tell loop) on
+* ``tdsa --runs R``: the real strategy (``certa.planning.simulate.simulate``, the ask/tell loop) on
   the FIESTA TDSA replay at 0.95, glr against bayes with the same sampling rule and seeds.
 * ``paired --delta D --runs R``: the paired rule (``PairedElimination``, the default) on the
   Gaussian families' means and SDs with correlation 0, 0.5 and 0.9 between the candidates of a
   row, and on the TDSA replay with whole rows (paired) and with independent rows
-  (:func:`certa.simulate_batch.simulate_paired_batch`), with and without tolerance.
+  (:func:`certa.planning.batch.simulate_paired_batch`), with and without tolerance.
 * ``gk16 --delta D --runs R``: the opt-in ``stopping="gk16"`` (the unknown-variance GLR with
   Garivier & Kaufmann's heuristic threshold ``log((1 + log t)/delta)``, not proven) with the same
   top-two sampling on all seven families (its statistic is the library's
@@ -38,7 +38,7 @@ from _common import RESULTS, loadavg, machine_info
 from scipy import stats
 from scipy.special import lambertw
 
-from certa.simulate_batch import (
+from certa.planning.batch import (
     AccuracySampler,
     CorrelatedGaussianRows,
     GaussianSampler,
@@ -48,12 +48,12 @@ from certa.simulate_batch import (
     simulate_paired_batch,
     simulate_top_two_batch,
 )
-from certa.strategies import _glr
-from certa.strategies._lower_bound import (
+from certa.planning.lower_bound import (
     bernoulli_kl,
     characteristic_time,
     characteristic_time_unknown_variance,
 )
+from certa.strategies import _glr
 
 DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"
 TDSA_MODELS = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]
@@ -213,7 +213,7 @@ def section_tolerance(delta: float, runs: int, runs_plain: int, beta: Any, seed:
 
 
 def section_tdsa(runs: int, seed: int, n_jobs: int) -> dict[str, Any]:
-    from certa.simulate import simulate
+    from certa.planning.simulate import simulate
     from certa.strategies import TopTwoThompson
 
     table = tdsa_table()
@@ -443,7 +443,7 @@ def report() -> str:
     fam_files = sorted(RESULTS.glob("calibration_families_*.json"))
     if fam_files:
         lines += ["## Wrong-choice rate and price, TopTwoThompson(stopping=\"glr\")", "",
-                  "Simulated scores (certa.simulate_batch); TDSA = replay of the FIESTA paper's scores. "
+                  "Simulated scores (certa.planning.batch); TDSA = replay of the FIESTA paper's scores. "
                   "binom p = one-sided binomial test of \"rate <= delta\" (rejects at < 0.01). Lower bound = "
                   "T*(mu) kl(delta, 1 - delta) (T*_eps with tolerance), Gaussian families only.", "",
                   "| family | delta | tolerance | beta | runs | wrong (rate) | binom p | mean evals (SE) | capped "
@@ -537,7 +537,7 @@ def report() -> str:
         lines += [f"## Paired rule (PairedElimination, the default): delta {r['delta']}, {r['runs']} runs per row",
                   "", "Rows of correlated Gaussian scores (the families' means and SDs; correlation between every "
                   "two candidates of a row) and the TDSA replay by whole rows or independent rows "
-                  "(certa.simulate_batch.simulate_paired_batch). binom p = one-sided binomial test of "
+                  "(certa.planning.batch.simulate_paired_batch). binom p = one-sided binomial test of "
                   "\"rate <= delta\" (rejects at < 0.01). T* kl: the independent-scores lower bound, for "
                   "correlation 0.", "",
                   "| family | tolerance | wrong (rate) | binom p | mean evals (SE) | max | capped | T* kl |",

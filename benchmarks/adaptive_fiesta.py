@@ -2,7 +2,7 @@
 
 Replays ``/work/shared/data/fiesta-tdsa-test-f1.json`` (12 TDSA models x 500 macro-F1
 scores, each evaluation draws one stored score at random, as the FIESTA paper does) and
-simulated Gaussian families, through :func:`certa.simulate.simulate` (every run seeded by
+simulated Gaussian families, through :func:`certa.planning.simulate.simulate` (every run seeded by
 ``derive_seed(seed, run)``, two processes; results do not depend on the number of
 processes). Sections (``--section``, default all):
 
@@ -39,9 +39,9 @@ import numpy as np
 from _common import RESULTS, machine_info
 
 from certa.engine.evaluators import FunctionEvaluator
+from certa.planning.lower_bound import lower_bound
+from certa.planning.simulate import ReplayScores, run_direct, simulate
 from certa.search.bandit import bandit_select
-from certa.simulate import ReplayScores, run_direct, simulate
-from certa.strategies._lower_bound import lower_bound
 from certa.strategies.halving import EqualAllocation, SequentialHalving
 from certa.strategies.thompson import (
     BatchThompson,

@@ -20,7 +20,7 @@ import adaptive_fiesta as af
 import numpy as np
 from _common import RESULTS
 
-from certa.simulate import simulate
+from certa.planning.simulate import simulate
 from certa.strategies.halving import SequentialHalving
 from certa.strategies.thompson import TopTwoThompson
 

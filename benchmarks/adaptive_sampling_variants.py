@@ -30,7 +30,7 @@ import time
 import numpy as np
 from _common import RESULTS, machine_info
 
-from certa.simulate import simulate
+from certa.planning.simulate import simulate
 from certa.strategies import TopTwoThompson
 
 DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"

@@ -1,7 +1,7 @@
 """Where the evaluations go on the tolerance family with the plain top-two rule (issue 12).
 
 Runs ``TopTwoThompson(0.95, "ids", stopping="glr", tolerance=0.2, max_evals=20000)`` itself
-(``certa.simulate.run_direct``) on the issue's family (SD 1; means 0, -0.02, ..., -0.18 and
+(``certa.planning.simulate.run_direct``) on the issue's family (SD 1; means 0, -0.02, ..., -0.18 and
 five at -1), once with the shipped EB-TC_eps sampling (``--rule eb-tc``) and once with the
 sampling rule used before it (``--rule plain``: the Thompson leader and the plain top-two
 challenger, which ignores the tolerance; the stopping rule and the fallback challenger are the
@@ -22,7 +22,7 @@ import numpy as np
 from _common import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from certa.engine.evaluators import FunctionEvaluator
-from certa.simulate import GaussianScores, run_direct
+from certa.planning.simulate import GaussianScores, run_direct
 from certa.strategies import _fast, _glr, thompson
 
 MEANS = [-0.02 * k for k in range(10)] + [-1.0] * 5

@@ -16,8 +16,8 @@ import time
 import numpy as np
 from _common import loadavg, machine_info, md_table, write_results
 
+from certa.planning.simulate import simulate
 from certa.search._budget import default_max_evals
-from certa.simulate import simulate
 from certa.strategies import TopTwoThompson
 
 DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"

@@ -22,7 +22,7 @@ import json
 import numpy as np
 from _common import RESULTS, machine_info
 
-from certa.simulate import simulate
+from certa.planning.simulate import simulate
 from certa.strategies import TopTwoThompson
 from certa.strategies._belief import p_best
 

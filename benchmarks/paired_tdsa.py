@@ -6,7 +6,7 @@ row i of the table is one split and seed for every model). Each replay run draws
 with replacement; the true best is the model with the highest mean over all 500 rows (tdlstm).
 
 * certa, paired default: ``certa simulate --table T --paired`` (the real strategy, the
-  ask/tell loop of :func:`certa.simulate.simulate` with ``paired_rows=True``), confidence 0.95;
+  ask/tell loop of :func:`certa.planning.simulate.simulate` with ``paired_rows=True``), confidence 0.95;
 * certa, the same strategy without pairing (each score from its own random row), and the
   unpaired top-two GLR rule (the previous default);
 * Optuna 5: ``GridSampler`` over the 8 models (one trial per model, in the sampler's order),
@@ -27,8 +27,8 @@ import time
 import numpy as np
 from _common import RESULTS, loadavg, machine_info
 
+from certa.planning.simulate import simulate
 from certa.search.bandit import make_strategy
-from certa.simulate import simulate
 
 DATA = "/work/shared/data/fiesta-tdsa-test-f1.json"
 MODELS = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]

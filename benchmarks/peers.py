@@ -73,8 +73,8 @@ from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, RepeatedS
 
 from certa.engine.draws import derive_seed
 from certa.engine.evaluators import FunctionEvaluator
+from certa.planning.simulate import ReplayScores, run_direct
 from certa.search.bandit import STRATEGIES, make_strategy
-from certa.simulate import ReplayScores, run_direct
 
 TDSA_PATH = Path("/work/shared/data/fiesta-tdsa-test-f1.json")
 TDSA_MODELS = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]

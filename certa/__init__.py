@@ -1,5 +1,7 @@
 """certa: pick the best model or hyperparameter setting reliably, cheaply and with a stated confidence."""
-from .comparison import comparison_table
+from .analysis.comparison import comparison_table
+from .analysis.nested import cross_validate_selection
+from .analysis.stability import StabilityReport, stability_report
 from .engine import (
                      Callback,
                      Candidate,
@@ -18,8 +20,8 @@ from .engine import (
                      remove_store,
                      run,
 )
-from .loading import load
-from .nested import cross_validate_selection
+from .planning.simulate import simulate
+from .reporting.loading import load
 from .search import (
                      BanditSearchCV,
                      JKFoldSearchCV,
@@ -31,8 +33,6 @@ from .search import (
                      bandit_select,
                      plot_belief,
 )
-from .simulate import simulate
-from .stability import StabilityReport, stability_report
 from .strategies import (
                      BatchThompson,
                      EqualAllocation,

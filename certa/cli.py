@@ -183,8 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_report(args) -> None:
-    from .loading import load
-    from .report import write_report
+    from .reporting.loading import load
+    from .reporting.report import write_report
 
     path = write_report(load(args.store), args.output, title=args.title)
     print(f"wrote {path}")
@@ -210,10 +210,10 @@ def _run_select(args) -> int:
     import time
 
     from .engine.runner import RunInterrupted, run
-    from .loading import load
+    from .reporting.loading import load
+    from .reporting.summary import print_summary, summarize
     from .search._budget import with_near_tie_monitor
     from .search.bandit import make_strategy
-    from .summary import print_summary, summarize
     from .userfiles import ImportPathEvaluator, read_candidates, resolve_function
 
     candidates = read_candidates(args.candidates)
@@ -313,8 +313,8 @@ class _warnings_as_lines:
 def _run_show(args) -> None:
     import json
 
-    from .loading import load
-    from .summary import print_summary, summarize
+    from .reporting.loading import load
+    from .reporting.summary import print_summary, summarize
 
     summary = summarize(load(args.store))
     if args.json:
@@ -498,8 +498,8 @@ def _run_simulate(args) -> None:
 
     from rich.console import Console
 
+    from .planning.simulate import load_score_table, simulate
     from .search.bandit import make_strategy
-    from .simulate import load_score_table, simulate
 
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
                              n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,

@@ -31,7 +31,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
-import certa.plot
+import certa.reporting.plot
 from certa import BanditSearchCV
 
 X, y = load_digits(return_X_y=True)
@@ -62,7 +62,7 @@ for name, n, mean in zip(search.cv_results_["name"], search.cv_results_["n_evalu
 # The clearly worse models (the tree, naive Bayes) are eliminated after the first rows; the close
 # contenders are evaluated until one is shown within the tolerance of the best. Evaluations per
 # candidate over the run:
-ax = certa.plot.evaluations_over_time(search.selection_)
+ax = certa.reporting.plot.evaluations_over_time(search.selection_)
 ax.figure.tight_layout()
 
 # %%

@@ -21,7 +21,7 @@ from sklearn.model_selection import GridSearchCV, RepeatedStratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-import certa.plot
+import certa.reporting.plot
 from certa import JKFoldSearchCV
 from certa.datasets import load_debian_small
 
@@ -54,5 +54,5 @@ print(search.stability_)
 
 # %%
 # The same as a figure: the setting chosen on each partition.
-ax = certa.plot.partition_choices(search.selection_)
+ax = certa.reporting.plot.partition_choices(search.selection_)
 ax.figure.tight_layout()

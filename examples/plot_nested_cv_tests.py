@@ -30,7 +30,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import certa
-import certa.plot
+import certa.reporting.plot
 from certa import JKFoldSearchCV, comparison_table, cross_validate_selection
 from certa.stats import corrected_repeated_kfold_ttest, mcnemar, paired_ttest
 
@@ -74,7 +74,7 @@ print(nested)
 
 # %%
 # Outer score of each fold's choice against its inner best score:
-ax = certa.plot.nested_folds(certa.load(store))
+ax = certa.reporting.plot.nested_folds(certa.load(store))
 ax.figure.tight_layout()
 
 # %%

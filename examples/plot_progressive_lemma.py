@@ -17,7 +17,7 @@ letters, with a TiMBL-like k-NN (:mod:`certa.learners`). We use 8,000 of the 70,
 """
 
 # %%
-import certa.plot
+import certa.reporting.plot
 from certa import ProgressiveSearchCV
 from certa.datasets import apply_transformation, load_nl_lemma
 from certa.learners import knn_default_params, knn_grid, knn_pipeline
@@ -48,7 +48,7 @@ print(search.round_summary_.round(3).to_string())
 
 # %%
 # Score against training size for every setting; the dropped ones stop early.
-ax = certa.plot.learning_curves(search.selection_)
+ax = certa.reporting.plot.learning_curves(search.selection_)
 ax.figure.tight_layout()
 
 # %%

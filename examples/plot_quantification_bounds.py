@@ -25,7 +25,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-import certa.plot
+import certa.reporting.plot
 from certa import QuantificationBoundSearch
 from certa.datasets import load_debian_sections
 
@@ -68,5 +68,5 @@ table["test accuracy"] = [
 print(table.to_string())
 
 # %%
-ax = certa.plot.bounds(search, test_scores=table["test accuracy"].to_numpy(dtype=float))
+ax = certa.reporting.plot.bounds(search, test_scores=table["test accuracy"].to_numpy(dtype=float))
 ax.figure.tight_layout()

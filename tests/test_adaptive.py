@@ -19,8 +19,8 @@ from certa import (
     run,
     simulate,
 )
+from certa.planning.simulate import GaussianScores
 from certa.search.bandit import belief_frame, plot_belief
-from certa.simulate import GaussianScores
 from certa.strategies._belief import p_best, posterior
 
 

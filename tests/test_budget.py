@@ -14,9 +14,9 @@ from sklearn.tree import DecisionTreeClassifier
 
 from certa import BanditSearchCV, NearTieWarning, TargetNotReachedWarning, bandit_select
 from certa.cli import main
+from certa.planning.lower_bound import bernoulli_kl
 from certa.search._budget import EVALS_PER_CANDIDATE, default_max_evals, estimated_cost
 from certa.search.bandit import make_strategy
-from certa.strategies._lower_bound import bernoulli_kl
 
 SD = 0.02
 # The unpaired top-two rule throughout: the scores below share their noise between candidates with

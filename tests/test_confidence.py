@@ -7,18 +7,18 @@ import numpy as np
 import pytest
 
 from certa.engine.evaluators import FunctionEvaluator
-from certa.search.bandit import bandit_select, make_strategy
-from certa.simulate import GaussianScores, run_direct, simulate
-from certa.simulate_batch import (
+from certa.planning.batch import (
     AccuracySampler,
     GaussianSampler,
     ReplaySampler,
     StudentTSampler,
     simulate_top_two_batch,
 )
+from certa.planning.lower_bound import characteristic_time
+from certa.planning.simulate import GaussianScores, run_direct, simulate
+from certa.search.bandit import bandit_select, make_strategy
 from certa.strategies import BatchThompson, TopTwoThompson, UniformUntilConfident
 from certa.strategies._glr import glr_delta_reached, glr_pairwise_from_stats
-from certa.strategies._lower_bound import characteristic_time
 
 
 def test_eps_characteristic_time_two_candidates_closed_form():
@@ -189,7 +189,7 @@ def test_tolerance_runs_stop_far_earlier_than_plain_runs_on_near_ties():
     assert not tol.capped.any()
     assert tol.evaluations.mean() < 0.5 * plain.evaluations.mean()
     t_eps, _ = characteristic_time(means, 1.0, eps)
-    from certa.strategies._lower_bound import bernoulli_kl
+    from certa.planning.lower_bound import bernoulli_kl
     assert tol.evaluations.mean() < 6 * t_eps * bernoulli_kl(delta, 1 - delta)
     # wrong (more than eps below the best) <= delta: the one-sided binomial test at 0.01 does not reject
     from scipy.stats import binom

@@ -4,9 +4,9 @@ import importlib
 
 import pytest
 
-MODULES = ["certa.engine.candidates", "certa.stability", "certa.search.jkfold", "certa.search.bandit",
-           "certa.nested", "certa.simulate", "certa.strategies.progressive", "certa.search.progressive",
-           "certa.loading", "certa.engine.callbacks"]
+MODULES = ["certa.engine.candidates", "certa.analysis.stability", "certa.search.jkfold", "certa.search.bandit",
+           "certa.analysis.nested", "certa.planning.simulate", "certa.strategies.progressive", "certa.search.progressive",
+           "certa.reporting.loading", "certa.engine.callbacks"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -147,7 +147,7 @@ def test_error_score_nan_still_runs_the_whole_grid_as_scikit_learn():
 
 
 def test_the_statement_says_what_the_candidates_were_compared_on_after_failures():
-    from certa.summary import summarize
+    from certa.reporting.summary import summarize
 
     seeds = _fold_seeds()
     fails = {0.7: [seeds[0]], 0.8: [seeds[1]], 0.9: [seeds[2]]}

@@ -10,7 +10,7 @@ import pytest
 from certa.engine.draws import derive_seed
 from certa.engine.evaluators import FunctionEvaluator
 from certa.engine.runner import run
-from certa.simulate import GaussianScores, run_direct, simulate
+from certa.planning.simulate import GaussianScores, run_direct, simulate
 from certa.strategies._belief import p_best, posterior, thompson_sample, top_two_sample
 from certa.strategies._fast import (
     SKIP_MARGIN,

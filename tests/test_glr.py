@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
+from certa.planning.lower_bound import lower_bound
 from certa.strategies._fast import glr_min_statistic_fast, glr_should_stop_fast
 from certa.strategies._glr import (
     PRIOR_PRECISION,
@@ -22,7 +23,6 @@ from certa.strategies._glr import (
     log_e_process,
     pair_statistic,
 )
-from certa.strategies._lower_bound import lower_bound
 
 
 # ------------------------------------------------------------------------------------

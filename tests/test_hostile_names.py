@@ -9,7 +9,7 @@ import pytest
 
 from certa import FunctionEvaluator, JKFoldGrid, load, run
 from certa.cli import main
-from certa.summary import display_text
+from certa.reporting.summary import display_text
 
 HUGE = "C=" + "9" * 1_000_000
 ESCAPE = "C=1\x1b[31m\x1b]0;owned\x07[bold]"
@@ -61,8 +61,8 @@ def test_report_and_plots_truncate_and_escape(hostile_store, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from certa import plot
-    from certa.report import build_report
+    from certa.reporting import plot
+    from certa.reporting.report import build_report
 
     page = build_report(load(hostile_store))
     assert "\x1b" not in page and "\u202e" not in page

@@ -1,4 +1,4 @@
-"""Tests of certa.strategies._lower_bound: Garivier-Kaufmann characteristic time."""
+"""Tests of certa.planning.lower_bound: Garivier-Kaufmann characteristic time."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from scipy import optimize
 from scipy.special import rel_entr
 
-from certa.strategies._lower_bound import bernoulli_kl, characteristic_time, lower_bound
+from certa.planning.lower_bound import bernoulli_kl, characteristic_time, lower_bound
 
 
 def objective(w, mu, sigma):

@@ -305,7 +305,7 @@ class _FixedRows:
 
 @pytest.mark.parametrize("tolerance", [0.0, 0.05])
 def test_vectorised_driver_decides_as_the_strategy_on_the_same_rows(tolerance):
-    from certa.simulate_batch import simulate_paired_batch
+    from certa.planning.batch import simulate_paired_batch
 
     for seed in range(4):
         rng = np.random.default_rng(seed)
@@ -335,7 +335,7 @@ def evaluate(params, seed):
 
 def test_select_cli_is_paired_by_default_and_show_states_the_paired_guarantee(tmp_path, monkeypatch, capsys):
     from certa.cli import main
-    from certa.loading import load
+    from certa.reporting.loading import load
 
     (tmp_path / "pev.py").write_text(PAIRED_EVALUATE)
     (tmp_path / "c.toml").write_text("[candidates.low]\nmu = 0.5\n\n[candidates.high]\nmu = 0.55\n")

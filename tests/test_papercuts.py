@@ -213,7 +213,7 @@ def test_comparison_rows_closest_first_and_a_killed_run_is_not_called_failed():
     from sklearn.neighbors import KNeighborsClassifier
 
     from certa import JKFoldSearchCV, comparison_table
-    from certa.comparison import _missing_folds
+    from certa.analysis.comparison import _missing_folds
 
     X, y = load_iris(return_X_y=True)
     search = JKFoldSearchCV(KNeighborsClassifier(), {"n_neighbors": [80, 40, 15, 5]}, n_splits=3, n_repeats=2,
@@ -423,7 +423,7 @@ def _render(fn, selection, size):
 
 
 def test_scores_figure_with_pipeline_names_uses_short_labels_with_a_key():
-    from certa import plot
+    from certa.reporting import plot
 
     search = _pipeline_search()
     names = [c.name for c in search.selection_.candidates]
@@ -446,7 +446,7 @@ def test_scores_figure_with_pipeline_names_uses_short_labels_with_a_key():
 
 
 def test_choice_per_partition_has_a_legend_with_many_long_named_candidates():
-    from certa import plot
+    from certa.reporting import plot
 
     search = _pipeline_search((0.01, 0.1, 1.0, 10.0))    # 16 candidates
     assert len(search.selection_.candidates) == 16
@@ -461,7 +461,7 @@ def test_choice_per_partition_has_a_legend_with_many_long_named_candidates():
 
 def test_report_names_the_posterior_apart_from_the_guarantee_and_shows_min_evals_applied():
     from certa import bandit_select
-    from certa.report import build_report
+    from certa.reporting.report import build_report
 
     sel = bandit_select(_toy, {"a": 0.6, "b": 0.7}, list(range(20)), confidence=0.9, random_state=0,
                         paired=False)   # top-two: the posterior the report names

@@ -207,7 +207,7 @@ def test_race_resumes_from_a_store_with_its_payloads(tmp_path):
 
 
 def test_race_spec_rebuilds_and_published_spec_is_unchanged():
-    from certa.loading import rebuild_strategy
+    from certa.reporting.loading import rebuild_strategy
 
     race = ProgressiveSampling(800, [100, 400, 800], "race", baseline=2, cap=3, confidence=0.9)
     back = rebuild_strategy(race.spec())

@@ -1,4 +1,4 @@
-"""certa.load, certa show, certa.plot and certa report on stores of all five methods (real bundled data)."""
+"""certa.load, certa show, certa.reporting.plot and certa report on stores of all five methods (real bundled data)."""
 import base64
 import json
 import os
@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 import certa
-from certa import plot
+from certa.analysis.comparison import comparison_table
 from certa.cli import main
-from certa.comparison import comparison_table
-from certa.report import build_report
-from certa.summary import candidate_intervals, ranked_table
+from certa.reporting import plot
+from certa.reporting.report import build_report
+from certa.reporting.summary import candidate_intervals, ranked_table
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _gate import gate_env, wait_until
@@ -92,8 +92,8 @@ def test_load_of_a_bandit_run_keeps_its_belief(stores):
     path, original = stores["bandit"]
     sel = certa.load(path)
     # the history is rebuilt from the store alone, and equals the one of the run's own strategy
-    hist = certa.loading.belief_history(sel)
-    np.testing.assert_allclose(hist, certa.loading.belief_history(original))
+    hist = certa.reporting.loading.belief_history(sel)
+    np.testing.assert_allclose(hist, certa.reporting.loading.belief_history(original))
     assert hist.shape[1] == len(sel.candidates) and hist[-1].max() >= sel.strategy["confidence"]
     assert sel.result["confidence"] == pytest.approx(original.result["confidence"])
 
@@ -228,7 +228,7 @@ def test_plot_bandit_figures(stores):
         assert line.get_ydata()[-1] == pytest.approx(counts[c.index] / n)
     ax = plot.belief(sel, ax=_new_ax())
     for line, c in zip(ax.lines, sel.candidates):
-        np.testing.assert_allclose(line.get_ydata(), certa.loading.belief_history(sel)[:, c.index])
+        np.testing.assert_allclose(line.get_ydata(), certa.reporting.loading.belief_history(sel)[:, c.index])
     ax = plot.score_distributions(sel, ax=_new_ax())
     points = [line for line in ax.lines if line.get_linestyle() == "None"]
     for line, c in zip(points, sel.candidates):

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from certa.simulate_batch import GaussianSampler, simulate_top_two_batch
+from certa.planning.batch import GaussianSampler, simulate_top_two_batch
+from certa.planning.lower_bound import characteristic_time, characteristic_time_unknown_variance
 from certa.strategies import _glr
-from certa.strategies._lower_bound import characteristic_time, characteristic_time_unknown_variance
 
 
 def kl_unknown(mu, sigma, lam):

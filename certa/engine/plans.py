@@ -164,3 +164,12 @@ def _array_token(a: np.ndarray) -> str:
         uniques, codes = np.unique(a.astype(str), return_inverse=True)
         return joblib_hash((uniques, codes))
     return joblib_hash(a)
+
+
+def wants_stratified(estimator: Any, y: Any) -> bool:
+    """Stratify splits as scikit-learn's ``check_cv`` does: a classifier with a binary or multiclass target."""
+    from sklearn.base import is_classifier
+    from sklearn.utils.multiclass import type_of_target
+
+    return bool(estimator is not None and is_classifier(estimator) and y is not None
+                and type_of_target(y) in ("binary", "multiclass"))

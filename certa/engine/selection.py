@@ -54,7 +54,7 @@ class Selection:
         self.strategy = strategy
         self.n_reused = n_reused
         self.info: dict[str, Any] = {}
-        # what is needed to tell the run again (certa.loading.belief_history, anytime results)
+        # what is needed to tell the run again (certa.reporting.loading.belief_history, anytime results)
         self._told = told
         self._strategy_object: Any = None
         self._max_failures: int | None = None

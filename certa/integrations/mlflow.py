@@ -15,7 +15,7 @@ from typing import Any
 from ..engine.callbacks import Callback, Evaluation, RunView
 from ..engine.candidates import jsonable_params
 from ..engine.selection import Selection
-from ..summary import _finite
+from ..reporting.summary import _finite
 
 __all__ = ["MLflowLogger"]
 
@@ -235,8 +235,8 @@ class MLflowLogger(Callback):
     def _log_selection(self, run: RunView, selection: Selection) -> None:
         from mlflow.entities import Metric
 
-        from ..loading import METHODS
-        from ..summary import summarize
+        from ..reporting.loading import METHODS
+        from ..reporting.summary import summarize
 
         client, res = self._client, selection.result
         if selection.method is None:
@@ -260,6 +260,6 @@ class MLflowLogger(Callback):
         self._log_json("summary.json", summarize(selection))
         self._log_text("evaluations.csv", ev.to_csv(index=False))
         if self.log_report:
-            from ..report import build_report
+            from ..reporting.report import build_report
 
             self._log_text("report.html", build_report(selection, title=self.run_name or "certa selection"))

@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.callbacks import Callback, Evaluation, RunView, check_callbacks
 from ..engine.selection import Selection
 from ..engine.strategy import Strategy
-from ..strategies._lower_bound import bernoulli_kl, lower_bound
+from ..planning.lower_bound import bernoulli_kl, lower_bound
 
 __all__ = ["EVALS_PER_CANDIDATE", "NearTieWarning", "TargetNotReachedWarning", "default_max_evals"]
 

@@ -7,6 +7,8 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import clone
 
+from ..engine.plans import wants_stratified  # noqa: F401 - used by the fronts
+
 
 def check_estimator_arg(estimator: Any) -> None:
     if not hasattr(estimator, "fit"):
@@ -15,15 +17,6 @@ def check_estimator_arg(estimator: Any) -> None:
     if not hasattr(estimator, "get_params") or not hasattr(estimator, "set_params"):
         raise TypeError(f"estimator must have get_params/set_params (a scikit-learn estimator), "
                         f"got {type(estimator).__name__}")
-
-
-def wants_stratified(estimator: Any, y: Any) -> bool:
-    """Stratify splits as scikit-learn's ``check_cv`` does: a classifier with a binary or multiclass target."""
-    from sklearn.base import is_classifier
-    from sklearn.utils.multiclass import type_of_target
-
-    return bool(estimator is not None and is_classifier(estimator) and y is not None
-                and type_of_target(y) in ("binary", "multiclass"))
 
 
 def check_n_samples(X: Any, y: Any) -> int:

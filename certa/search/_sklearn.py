@@ -299,9 +299,9 @@ class EngineSearchCV(BaseSearchCV):
         from sklearn.utils import indexable
         from sklearn.utils.validation import _check_method_params
 
+        from ..analysis.stability import stability_report
         from ..engine.runner import resolve_seed, run
         from ..engine.validation import check_samples
-        from ..stability import stability_report
         from ..strategies.grid import JKFoldGrid
         from ._common import check_estimator_arg
 

@@ -523,16 +523,16 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
 
 def belief_frame(selection: Selection) -> pd.DataFrame:
     """P(best) of every candidate after each evaluation (rows) of a fixed-confidence run."""
-    from ..loading import belief_history
+    from ..reporting.loading import belief_history
 
     return pd.DataFrame(belief_history(selection), columns=[c.name for c in selection.candidates])
 
 
 def plot_belief(selection: Selection, ax: Any = None):
-    """FIESTA's Figure 2: P(best) of each candidate as evaluations accumulate (see :func:`certa.plot.belief`).
+    """FIESTA's Figure 2: P(best) of each candidate as evaluations accumulate (see :func:`certa.reporting.plot.belief`).
 
     Returns the ``Axes``; the matplotlib backend and settings are left as they are.
     """
-    from ..plot import belief
+    from ..reporting.plot import belief
 
     return belief(selection, ax=ax)

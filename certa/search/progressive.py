@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.metrics import check_scoring
 
-from ..comparison import comparison_table
+from ..analysis.comparison import comparison_table
 from ..engine.candidates import candidates_from_grid
 from ..engine.evaluators import EstimatorEvaluator, per_example_scoring
 from ..engine.runner import resolve_seed, run

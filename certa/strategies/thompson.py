@@ -69,7 +69,7 @@ class _Confident(Strategy):
     #: Off: the Bayesian rule then needs only the leader's P(best), updated incrementally
     #: (:class:`._belief.LeaderBelief`), and skips even that whenever a cheap upper bound shows
     #: that no candidate can reach the confidence (same stopping decisions). The history of a
-    #: finished run is rebuilt on demand by :func:`certa.loading.belief_history`.
+    #: finished run is rebuilt on demand by :func:`certa.reporting.loading.belief_history`.
     _track_belief = False
 
     def __init__(self, confidence: float, *, min_evals: int = 3, stopping: str = DEFAULT_STOPPING,

@@ -14,19 +14,18 @@ from sklearn.base import clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.utils import _safe_indexing
 
-from .engine.candidates import candidates_from_grid, named_candidates
-from .engine.draws import Draw
-from .engine.evaluators import Evaluator, _n_samples
-from .engine.fingerprint import stable_hash
-from .engine.plans import JKFoldPlan
-from .engine.runner import resolve_seed, run
-from .engine.validation import (
+from ..engine.candidates import candidates_from_grid, named_candidates
+from ..engine.draws import Draw
+from ..engine.evaluators import Evaluator, _n_samples
+from ..engine.fingerprint import stable_hash
+from ..engine.plans import JKFoldPlan, wants_stratified
+from ..engine.runner import resolve_seed, run
+from ..engine.validation import (
     check_array_like,
     check_estimator_inputs,
     check_scoring_arg,
 )
-from .search._common import wants_stratified
-from .strategies.grid import JKFoldGrid
+from ..strategies.grid import JKFoldGrid
 
 
 def _plain(params: dict[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,8 @@ import math
 import os
 from typing import Any
 
+from ..engine.selection import Selection
 from . import plot
-from .engine.selection import Selection
 from .summary import display_selection, summarize
 
 _CSS = """
@@ -71,7 +71,7 @@ def _settings(spec: dict[str, Any], initial_evals: int | None) -> str:
 
 
 def _comparison_html(selection: Selection) -> str:
-    from .comparison import comparison_table
+    from ..analysis.comparison import comparison_table
 
     try:
         table = comparison_table(selection)
@@ -91,7 +91,7 @@ def _comparison_html(selection: Selection) -> str:
 
 
 def build_report(selection: Selection, title: str | None = None) -> str:
-    """The HTML page of a selection: summary, tables and the method's figures (see :data:`certa.plot.FIGURES`).
+    """The HTML page of a selection: summary, tables and the method's figures (see :data:`certa.reporting.plot.FIGURES`).
 
     A figure that does not apply to this run (e.g. the belief of a fixed-budget
     bandit run) is left out with a note saying why.
@@ -146,7 +146,7 @@ def build_report(selection: Selection, title: str | None = None) -> str:
         parts.append(f"<figure><img class='certa-figure' data-figure='{fn.__name__}' alt='{fn.__name__}' "
                      f"src='data:image/png;base64,{data}'><figcaption>{html.escape(doc)}</figcaption></figure>")
     parts.append("<p><small>Made by certa from the run's store; figures are also available as "
-                 "<code>certa.plot.*</code>.</small></p></body></html>")
+                 "<code>certa.reporting.plot.*</code>.</small></p></body></html>")
     return "\n".join(parts)
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .engine.selection import Selection
-from .stats import (
+from ..engine.selection import Selection
+from ..stats import (
     corrected_repeated_kfold_ttest,
     holm,
     mcnemar_table,

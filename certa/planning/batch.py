@@ -1,6 +1,6 @@
 """Many simulated top-two runs at once: the calibration driver.
 
-:func:`certa.simulate.simulate` runs a strategy's ask/tell loop once per run (about
+:func:`certa.planning.simulate.simulate` runs a strategy's ask/tell loop once per run (about
 0.3 ms of Python per evaluation). Calibrating a stopping rule needs thousands of runs
 of thousands of evaluations, so this module advances *all* runs one evaluation at a time
 with numpy arrays of shape ``(runs, candidates)``: the same belief (FIESTA's Student-t
@@ -13,7 +13,7 @@ and the same stopping rule
 :class:`certa.strategies.TopTwoThompson` with ``stopping="glr"``. Random draws are
 consumed in another order, so a run is not the same run as the strategy's with the same
 seed; the *distribution* is the same, which ``tests/test_simulate_batch.py`` checks
-against :func:`certa.simulate.simulate` (when 64 re-draws find no challenger, the leader being
+against :func:`certa.planning.simulate.simulate` (when 64 re-draws find no challenger, the leader being
 nearly certain, both take the challenger that blocks the stop, the smallest pair statistic).
 
 Scores come from a vectorised sampler ``sample(candidates, rng) -> scores``:
@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from .strategies import _glr
-from .strategies._belief import _ZERO_SD_RTOL, DEFAULT_SD_FLOOR_FRACTION
-from .strategies._validation import check_beta, check_confidence, check_int
+from ..strategies import _glr
+from ..strategies._belief import _ZERO_SD_RTOL, DEFAULT_SD_FLOOR_FRACTION
+from ..strategies._validation import check_beta, check_confidence, check_int
 
 __all__ = [
     "AccuracySampler",
@@ -400,7 +400,7 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     >>> bool(rep.wrong.mean() <= 0.1)
     True
     """
-    from .strategies._paired import pair_statistics, paired_threshold
+    from ..strategies._paired import pair_statistics, paired_threshold
 
     confidence = check_confidence(confidence)
     n_runs = check_int("n_runs", n_runs, 1)

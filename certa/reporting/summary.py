@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .engine.selection import Selection
+from ..engine.selection import Selection
 
 # C0 and C1 control characters, DEL, and the invisible or reordering marks (zero width, bidi
 # overrides) a store could use to hide or rearrange what a terminal shows
@@ -58,7 +58,7 @@ def display_selection(selection: Selection) -> Selection:
     """
     if getattr(selection, "_display_safe", False):
         return selection
-    from .engine.candidates import Candidate
+    from ..engine.candidates import Candidate
 
     shown = copy.copy(selection)
     shown.candidates = [Candidate(c.index, display_text(c.name), _display_value(dict(c.params)))
@@ -203,7 +203,7 @@ def _statement(selection: Selection) -> str:
 
 def stability(selection: Selection):
     """The J-K-fold stability report of a finished J-K-fold selection, else ``None``."""
-    from .stability import stability_report
+    from ..analysis.stability import stability_report
 
     scores = selection.result.get("scores")
     if selection.method != "jkfold" or scores is None or np.ndim(scores) != 3 or np.isnan(scores).all():
@@ -298,7 +298,7 @@ def _notes(selection: Selection, out: dict[str, Any]) -> list[str]:
     spec = selection.strategy
     if spec.get("min_evals") and spec.get("confidence") \
             and spec.get("stopping", "glr") == "glr":
-        from .strategies._glr import min_count
+        from ..strategies._glr import min_count
 
         need = min_count(1.0 - float(spec["confidence"]), len(selection.candidates))
         if need > int(spec["min_evals"]):

@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .engine.candidates import Candidate
-from .engine.draws import Draw, Outcome
-from .engine.selection import Selection
-from .engine.store import SQLiteStore
-from .engine.strategy import Strategy
+from ..engine.candidates import Candidate
+from ..engine.draws import Draw, Outcome
+from ..engine.selection import Selection
+from ..engine.store import SQLiteStore
+from ..engine.strategy import Strategy
 
 #: The method a strategy (and evaluator) stands for.
 METHODS = {"JKFoldGrid": "jkfold", "TopTwoThompson": "bandit", "BatchThompson": "bandit",
@@ -25,8 +25,8 @@ METHODS = {"JKFoldGrid": "jkfold", "TopTwoThompson": "bandit", "BatchThompson": 
 
 
 def _strategy_classes() -> dict[str, type]:
-    from . import strategies  # noqa: F401 - registers every strategy class
-    from .strategies import grid, one_shot  # noqa: F401
+    from .. import strategies  # noqa: F401 - registers every strategy class
+    from ..strategies import grid, one_shot  # noqa: F401
 
     found: dict[str, type] = {}
     todo = [Strategy]

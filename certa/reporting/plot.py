@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine.selection import Selection
+from ..engine.selection import Selection
 
 
 def _selection(selection: Any) -> Selection:
@@ -33,7 +33,7 @@ def _selection(selection: Any) -> Selection:
         selection = selection.selection_
     if not isinstance(selection, Selection):
         raise TypeError(f"selection must be a certa Selection or a fitted certa search, got {type(selection).__name__}")
-    from .engine.candidates import Candidate
+    from ..engine.candidates import Candidate
     from .summary import display_selection
 
     shown = display_selection(selection)  # names from a store: truncated and escaped, as every output shows them
@@ -84,7 +84,7 @@ def _axes(ax: Any, size: tuple[float, float] = (7, 4)):
 def scores(selection: Any, ax: Any = None):
     """Candidates ranked best first (top): the mean score as a point, its 95 % interval as a bar.
 
-    The interval is :func:`certa.summary.candidate_intervals`'s (corrected t where
+    The interval is :func:`certa.reporting.summary.candidate_intervals`'s (corrected t where
     training sets overlap); candidates with a single evaluation show the point only.
     The chosen candidate is drawn in another colour.
     """
@@ -119,7 +119,7 @@ def comparison(selection: Any, ax: Any = None, confidence: float = 0.95):
     Columns: candidate, mean difference (chosen - other) with its interval where a
     test gives one, the test, p and the Holm-adjusted p (:func:`certa.comparison_table`).
     """
-    from .comparison import comparison_table
+    from ..analysis.comparison import comparison_table
 
     sel = _selection(selection)
     table = comparison_table(sel, confidence=confidence)
@@ -192,7 +192,7 @@ def partition_choices(selection: Any, ax: Any = None):
     The circled point of partition j is the candidate plain K-fold CV on that
     partition would choose (COLING 2018's instability of K-fold choices).
     """
-    from .strategies.grid import choose_best
+    from ..strategies.grid import choose_best
 
     sel = _selection(selection)
     s = _jk_scores(sel)
@@ -226,7 +226,7 @@ def partition_choices(selection: Any, ax: Any = None):
 
 def stability(selection: Any, ax: Any = None):
     """J-K-fold: how often J' < J partitions would choose differently from all J (COLING 2018)."""
-    from .stability import stability_report
+    from ..analysis.stability import stability_report
 
     sel = _selection(selection)
     s = _jk_scores(sel)

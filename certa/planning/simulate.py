@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .engine.draws import derive_seed
-from .engine.evaluators import FunctionEvaluator, execute
-from .engine.runner import run
-from .engine.strategy import Strategy
+from ..engine.draws import derive_seed
+from ..engine.evaluators import FunctionEvaluator, execute
+from ..engine.runner import run
+from ..engine.strategy import Strategy
 
 
 def _own_rng(seed: int, candidate: int) -> np.random.Generator:
@@ -280,7 +280,7 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         labels = list(names) if names is not None else [f"c{i}" for i in range(m.size)]
         true_means = m
         if hasattr(strategy, "confidence") and (np.sum(m == m.max()) == 1 or tolerance > 0):
-            from .strategies._lower_bound import bernoulli_kl, characteristic_time
+            from .lower_bound import bernoulli_kl, characteristic_time
 
             t_star = float(characteristic_time(m, s, tolerance)[0])
             delta = 1.0 - strategy.confidence

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .engine.candidates import Candidate
-from .strategies.grid import choose_best
+from ..engine.candidates import Candidate
+from ..strategies.grid import choose_best
 
 TIE_RULE = ("exact ties in mean score are broken in favour of the candidate that comes first in "
             "grid order (the same rule as GridSearchCV's rank_test_score)")

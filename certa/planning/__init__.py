@@ -1,0 +1,11 @@
+"""Planning a run: what a strategy will cost and how often it will be right, before any model is fit.
+
+* :mod:`.simulate` -- :func:`certa.simulate`, a strategy's ask/tell loop replayed on a score table or a
+  simulated distribution (wrong-choice rate, evaluations, ratio to the lower bound);
+* :mod:`.batch` -- the same rules vectorised over many runs, for calibration tables;
+* :mod:`.lower_bound` -- the characteristic time ``T*`` and the evaluation lower bound that budgets
+  and reports are compared with.
+
+May import :mod:`certa.engine` and :mod:`certa.strategies` (and numpy/scipy); imported by the fronts
+(:mod:`certa.search`, the CLI). Nothing here fits a model or reads a store.
+"""
