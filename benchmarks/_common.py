@@ -1,11 +1,19 @@
-"""Helpers shared by certa's benchmarks: machine info, load, timing, result files.
+"""Helpers shared by certa's benchmarks: machine info, load, timing, result files, subcommands.
 
 Every benchmark writes ``benchmarks/results/<name>.json`` (all numbers, the settings, the
 machine and its load) and ``benchmarks/results/<name>.md`` (the tables quoted in the docs).
+The results directory is ``benchmarks/results`` unless the area script's ``--results DIR`` (or
+the environment variable ``CERTA_BENCH_RESULTS``, which child processes inherit) names another.
+
+Each area script (``adaptive.py``, ``progressive.py``, ...) is a list of subcommands run by
+:func:`run_subcommand`; a subcommand's code is a module of the area's private package
+(``_adaptive/``, ``_progressive/``, ...) with a ``main(argv)``.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
 import math
 import os
@@ -18,12 +26,105 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+BENCHMARKS = ROOT / "benchmarks"
+RESULTS = Path(os.environ.get("CERTA_BENCH_RESULTS") or BENCHMARKS / "results")
+for _path in (ROOT, BENCHMARKS):  # this checkout's certa; the areas' private packages
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+#: The FIESTA paper's TDSA scores: 12 models x 500 macro-F1 scores (row i: one split and seed).
+TDSA_PATH = "/work/shared/data/fiesta-tdsa-test-f1.json"
+#: The paper's 8-model fixed-confidence problem ({tdlstm, atae, ian, lstm} x {full, _50}).
+TDSA_MODELS8 = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]
+
+
+def set_results_dir(path: Path | str) -> Path:
+    """Make ``path`` the results directory of this process and of the processes it starts.
+
+    Call before the subcommand's module is imported (its ``RESULTS`` is read at import).
+    """
+    global RESULTS
+    RESULTS = Path(path).resolve()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    os.environ["CERTA_BENCH_RESULTS"] = str(RESULTS)
+    return RESULTS
+
+
+def run_subcommand(prog: str, description: str, commands: dict[str, tuple[str, str]],
+                   argv: Sequence[str] | None = None) -> int:
+    """Parse ``[--results DIR] COMMAND ARGS...``, run ``commands[COMMAND]``'s module's ``main(ARGS)``.
+
+    Returns the exit status: ``main``'s return value if it is an int, else 0.
+
+    ``commands`` maps a subcommand to ``(module, one-line help)``; the module is imported only
+    when its subcommand runs, and parses its own arguments (``prog COMMAND --help`` lists them).
+
+    Examples
+    --------
+    >>> run_subcommand("x.py", "demo", {"md": ("_common", "")}, ["--help"])  # doctest: +SKIP
+    """
+    ap = argparse.ArgumentParser(prog=prog, description=description,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", type=Path, default=None,
+                    help="results directory (default benchmarks/results; inputs such as caches are read there too)")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (_, help_) in commands.items():
+        sub.add_parser(name, help=help_, add_help=False)
+    args, rest = ap.parse_known_args(argv)
+    if args.results is not None:
+        set_results_dir(args.results)
+    module = importlib.import_module(commands[args.command][0])
+    result = module.main(rest)
+    return result if isinstance(result, int) else 0
+
+
+def tdsa_table(models: Sequence[str] | None = None) -> dict[str, list[float]]:
+    """The TDSA replay table, model -> its 500 scores (all 12 models, or ``models`` in that order)."""
+    with open(TDSA_PATH) as fh:
+        table = json.load(fh)
+    return {m: table[m] for m in (models or list(table))}
+
+
+def import_fiesta():
+    """fiesta-nlp's ``fiesta`` module, from the environment, else from the unpacked wheel in /tmp/fiesta."""
+    try:
+        from fiesta import fiesta  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, "/tmp/fiesta")
+    from fiesta import fiesta as F
+
+    return F
+
+
+def binom_greater_p(k: int, n: int, p: float) -> float:
+    """One-sided exact binomial p-value of ``k`` or more events in ``n`` trials at rate ``p`` (scipy's binomtest)."""
+    from scipy import stats
+
+    return float(stats.binomtest(k, n, p, alternative="greater").pvalue)
+
+
+def time_decisions(strat: Any, means: Any, rng: Any, n_init: int,
+                   limit: int) -> tuple[list[float], int]:
+    """Run a started ask/tell strategy on Gaussian scores (SD 1, ``means``) until it stops or
+    ``limit`` evaluations; return the wall seconds of each decision (ask + tell, not the draw)
+    after the first ``n_init`` evaluations, and the number of evaluations run."""
+    from certa.engine.draws import Outcome
+
+    times: list[float] = []
+    done = 0
+    while done < limit and not strat.finished:
+        t0 = time.perf_counter()
+        d = strat.ask()
+        t1 = time.perf_counter()
+        score = float(rng.normal(means[d.candidate], 1.0))
+        t2 = time.perf_counter()
+        strat.tell(d, Outcome(score=score))
+        t3 = time.perf_counter()
+        done += 1
+        if done > n_init:    # after the initial round: the adaptive decisions
+            times.append((t1 - t0) + (t3 - t2))
+    return times, done
 
 
 def loadavg() -> list[float] | None:
@@ -44,6 +145,7 @@ def machine_info() -> dict[str, Any]:
     True
     """
     import joblib
+    import numpy as np
     import scipy
     import sklearn
 
@@ -113,6 +215,8 @@ def median(values: Sequence[float]) -> float:
 
 
 def _jsonable(obj: Any) -> Any:
+    import numpy as np  # not at the top: the bad-input sweep sets thread limits before numpy loads
+
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (np.floating,)):
@@ -154,8 +258,10 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str |
 
 
 def write_results(name: str, payload: dict[str, Any], markdown: str,
-                  results_dir: Path | str = RESULTS) -> tuple[Path, Path]:
+                  results_dir: Path | str | None = None) -> tuple[Path, Path]:
     """Write ``<results_dir>/<name>.json`` (``payload`` plus the load at the end) and ``.md``.
+
+    ``results_dir`` defaults to the results directory (:data:`RESULTS`).
 
     Non-finite floats become ``null`` in the JSON. Returns the two paths.
     """
@@ -163,7 +269,7 @@ def write_results(name: str, payload: dict[str, Any], markdown: str,
         raise ValueError(f"name must be a non-empty str, got {name!r}")
     if not isinstance(payload, dict):
         raise TypeError(f"payload must be a dict, got {type(payload).__name__}")
-    out = Path(results_dir)
+    out = Path(RESULTS if results_dir is None else results_dir)
     out.mkdir(parents=True, exist_ok=True)
     data = dict(payload)
     machine = dict(data.get("machine", {}))

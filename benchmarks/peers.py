@@ -30,7 +30,7 @@ Tasks:
 * ``digits``: real fits on scikit-learn's digits, 6 model families.
 * ``lemma``: the 250-setting k-NN grid of ``ProgressiveSearchCV`` (``certa.learners.knn_grid``) on a
   draw of the bundled Dutch lemma data (``--lemma-n`` forms, default 6,000, seed 0 as in
-  ``progressive_lemma.py``); its folds are scored by one neighbour search per weighting and fold
+  ``progressive.py lemma``); its folds are scored by one neighbour search per weighting and fold
   (the neighbours of every k are a prefix of those of the largest k: exactly the pipeline's
   predictions, checked in ``tests/test_peers.py``).
 
@@ -182,7 +182,7 @@ class Task:
 
 
 def lemma_draw(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``n`` forms of ``progressive_lemma.py``'s fixed shuffle of the bundled data (seed 0)."""
+    """The first ``n`` forms of ``progressive.py lemma``'s fixed shuffle of the bundled data (seed 0)."""
     from certa.datasets import load_nl_lemma
 
     X, y = load_nl_lemma(return_X_y=True)

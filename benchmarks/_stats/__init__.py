@@ -1,0 +1,1 @@
+"""The subcommands of benchmarks/stats.py (one module each, with its own ``main(argv)``)."""

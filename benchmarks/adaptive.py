@@ -1,0 +1,37 @@
+"""Adaptive selection (docs/adaptive.md): certa's bandit strategies against FIESTA and Optuna, their calibration.
+
+Subcommands (``python benchmarks/adaptive.py COMMAND --help`` lists a command's arguments):
+
+* ``fiesta``: issue 3's acceptance against FIESTA on the paper's TDSA replay, by section
+  (``--section fixed|batch|budget|calibration|bayes_close|overhead|parallel``, ``--report``) ->
+  ``results/adaptive_<section>.json``, ``results/adaptive_fiesta.{json,md}``;
+* ``fiesta-nlp``: fiesta-nlp's own TTTS replayed on the same problem -> ``results/adaptive_fiesta_nlp_ttts.json``;
+* ``calibration``: the delta-correct stopping rule's calibration and price, by section ->
+  ``results/calibration_<section>_<delta>.json``, ``results/calibration.md``;
+* ``sampling-variants``: the top-two sampling rules tried on the replay -> ``results/adaptive_sampling_variants.*``;
+* ``decision-overhead``: decision time per evaluation over whole runs -> ``results/decision_overhead.*``;
+* ``default-cap``: does the default cap cut ordinary runs? -> ``results/default_cap.*``;
+* ``paired-tdsa``: the paired default against Optuna's pruner on the replay -> ``results/paired_tdsa.*``;
+* ``paired-workers``: evaluations and wall time with 2 and 4 workers -> ``results/paired_workers*.*``.
+
+``--results DIR`` (before the command) writes, and reads any cached input, in ``DIR`` instead of
+``benchmarks/results``.
+"""
+
+from __future__ import annotations
+
+from _common import run_subcommand
+
+COMMANDS = {
+    "fiesta": ("_adaptive.fiesta", "issue 3's benchmarks against FIESTA on the TDSA replay"),
+    "fiesta-nlp": ("_adaptive.fiesta_nlp", "fiesta-nlp's own TTTS on the TDSA replay"),
+    "calibration": ("_adaptive.calibration", "calibration and price of the delta-correct stopping rule"),
+    "sampling-variants": ("_adaptive.sampling_variants", "top-two sampling rules on the TDSA replay"),
+    "decision-overhead": ("_adaptive.decision_overhead", "decision time per evaluation over whole runs"),
+    "default-cap": ("_adaptive.default_cap", "runs that would reach the default cap"),
+    "paired-tdsa": ("_adaptive.paired_tdsa", "the paired default against Optuna's pruner on the TDSA replay"),
+    "paired-workers": ("_adaptive.paired_workers", "evaluations and wall time with 2 and 4 workers"),
+}
+
+if __name__ == "__main__":
+    raise SystemExit(run_subcommand("adaptive.py", __doc__, COMMANDS))
