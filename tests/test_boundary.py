@@ -435,7 +435,7 @@ FAST_SWEEP = ["J06", "J15", "J22", "J38", "B03", "S02", "R07", "C02"]
 def test_bad_input_sweep_subset():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        import bad_input_sweep as sweep
+        from _reliability import bad_input as sweep
     finally:
         sys.path.pop(0)
     by_id = {c.id: c for c in sweep.CASES}

@@ -566,7 +566,7 @@ def test_baseline_rule_evidence_chooses_what_the_confirmation_favours_and_keeps_
 
 
 def test_default_rule_per_schedule_is_the_one_issue_24s_benchmark_chose():
-    # benchmarks/progressive_rule_choice.py (docs/progressive.md): PSearch's published mean rule (as accurate as
+    # benchmarks/progressive.py rule-choice (docs/progressive.md): PSearch's published mean rule (as accurate as
     # the race there and cheaper); Paramsearch: the race with the evidence rule (the gate paid on neither)
     X, y = load_digits(return_X_y=True)
     grid = {"min_samples_leaf": [1, 5, 25], "criterion": ["gini", "entropy"]}

@@ -1,4 +1,4 @@
-"""Size of the tests under a true null, by simulation (benchmarks/stats_size.py).
+"""Size of the tests under a true null, by simulation (benchmarks/stats.py size).
 
 Two nearest-centroid classifiers on exchangeable feature groups have the same expected
 accuracy, so every rejection is a false one. The naive paired t test over the J*K folds
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "stats_size.py"
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "_stats" / "size.py"
 _spec = importlib.util.spec_from_file_location("certa_bench_stats_size", _PATH)
 size = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = size  # dataclasses need the module registered
