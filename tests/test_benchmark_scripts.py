@@ -15,7 +15,9 @@ BENCH = ROOT / "benchmarks"
 RETIRED = {"adaptive_fiesta_recheck.py", "adaptive_tolerance_diagnosis.py", "fiesta_loop_exact.py",
            "progressive_lemma_trace.py"}
 AREAS = ("adaptive", "progressive", "quantification", "reliability", "stats", "jkfold", "integrations")
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "docs").rglob("*.rst"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "docs").rglob("*.rst")),
+        *sorted((ROOT / "certa").rglob("*.py")), *sorted((ROOT / "examples").rglob("*.py")),
+        *sorted(p for p in (ROOT / "tests").glob("*.py") if p.name != Path(__file__).name)]
 
 
 def _area(name: str):
@@ -37,7 +39,7 @@ def test_every_subcommand_has_a_module_with_main(area):
         assert help_
         path = BENCH.joinpath(*module.split(".")).with_suffix(".py")
         assert path.is_file(), path
-        assert re.search(r"^def main\(argv", path.read_text(encoding="utf-8"), re.M), path
+        assert re.search(r"^def main\(argv", path.read_text(encoding="utf-8"), re.MULTILINE), path
 
 
 def test_docs_cite_existing_scripts_and_subcommands():

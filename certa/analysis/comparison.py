@@ -57,7 +57,7 @@ def _deciding_round(selection: Selection, ok: pd.DataFrame) -> tuple[int, np.nda
 
 #: What a per-example p-value covers: two fitted models on one set of examples. With a learner whose fitted
 #: model varies (seed, training sample), such tests say "better" more often than their level when the
-#: settings are equal (pooled McNemar: 10-16 % at level 5 %, benchmarks/progressive_confirmation_calibration.py).
+#: settings are equal (pooled McNemar: 10-16 % at level 5 %, benchmarks/progressive.py confirmation-calibration).
 FITTED_MODELS_ONLY = (" (compares the two fitted models; the p-value does not cover the learner's seed or "
                       "training sample)")
 

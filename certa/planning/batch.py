@@ -186,7 +186,7 @@ def simulate_top_two_batch(sampler: Any, *, confidence: float, beta: float | str
     random_state : int
         Seed of the one generator every random choice of the simulation comes from.
     stop_rule : callable, optional
-        For experiments with other stopping rules (``benchmarks/adaptive_calibration.py``'s
+        For experiments with other stopping rules (``benchmarks/adaptive.py calibration``'s
         decomposition): ``stop_rule(mean, var, counts, evaluations) -> (stop, best)`` on the
         rows of the runs to check (``var`` the ``ddof=0`` variance, floored as for the
         belief), returning boolean and integer arrays of one entry per row. With a

@@ -276,7 +276,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
 
 
 #: Default survival rule (for a scoring that is a mean over examples) and baseline rule of the race per
-#: schedule, chosen on issue 24's benchmark (benchmarks/progressive_rule_choice.py, docs/progressive.md).
+#: schedule, chosen on issue 24's benchmark (benchmarks/progressive.py rule-choice, docs/progressive.md).
 AUTO_SURVIVAL = {"paramsearch": "race", "psearch": "mean"}
 AUTO_BASELINE_RULE = {"paramsearch": "evidence", "psearch": "evidence"}
 

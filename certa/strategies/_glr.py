@@ -81,7 +81,7 @@ statistic pays instead). ``docs/adaptive.md`` gives the breakdown.
 
 What is proven and what is not: delta-correctness holds for independent Gaussian scores
 (per candidate i.i.d. with its own unknown mean and variance), for any sampling rule and
-any checking times. Real scores are bounded and discrete; ``benchmarks/adaptive_calibration.py``
+any checking times. Real scores are bounded and discrete; ``benchmarks/adaptive.py calibration``
 measures the rate on bounded, heavy-tailed (Student t, 3 df) and replayed scores, where
 it is not a theorem.
 

@@ -361,7 +361,7 @@ def confirm_vs_baseline_folds(challenger: list[np.ndarray], baseline: list[np.nd
     fold *models* actually fitted, not the settings: with learners whose fitted model varies
     (different seeds, different training folds) it rejects far more often than its level.
     Measured on the Dutch lemmatisation data with two trees that differ only in their seed
-    (equal by symmetry; ``benchmarks/progressive_confirmation_calibration.py``): pooled McNemar
+    (equal by symmetry; ``benchmarks/progressive.py confirmation-calibration``): pooled McNemar
     rejected 10.2 % (4,000 examples) and 15.5 % (16,000) of 400 runs at level 5 %, this test
     1.8 % at both sizes.
 
