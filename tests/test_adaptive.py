@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+from _reference_belief import posterior
 from sklearn.datasets import load_iris
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
@@ -21,7 +22,7 @@ from certa import (
 )
 from certa.planning.simulate import GaussianScores
 from certa.search.bandit import belief_frame, plot_belief
-from certa.strategies._belief import p_best, posterior
+from certa.strategies._posterior import p_best
 
 
 def gaussian_run(strategy, means, sds, seed=0, **kw):

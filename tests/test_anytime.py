@@ -20,14 +20,15 @@ import sys
 import numpy as np
 import pytest
 from _gate import gate_env, wait_until
+from _reference_belief import posterior
 from scipy.optimize import minimize_scalar
 
 import certa
 from certa import FunctionEvaluator, RunInterrupted, SequentialHalving, TopTwoThompson, bandit_select, run
 from certa.cli import main
-from certa.strategies._belief import p_best, posterior
 from certa.strategies._glr import glr_delta_reached
-from certa.strategies.thompson import _fmt_conf
+from certa.strategies._guarantee import _fmt_conf
+from certa.strategies._posterior import p_best
 
 
 # ------------------------------------------------------------------------------------

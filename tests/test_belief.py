@@ -1,4 +1,5 @@
-"""Tests of certa.strategies._belief: FIESTA's posterior, P(best) by quadrature, sampling."""
+"""Tests of FIESTA's belief: the reference posterior and sampling (tests/_reference_belief.py), and
+certa.strategies._posterior's P(best) by quadrature."""
 
 from __future__ import annotations
 
@@ -6,19 +7,13 @@ import itertools
 
 import numpy as np
 import pytest
+from _reference_belief import posterior, thompson_sample, top_two_sample
 from scipy import integrate, stats
 from scipy.special import gammaln, stdtr
 
-from certa.strategies._belief import (
-    DEFAULT_LOGIT_EPS,
-    LeaderBelief,
-    _p_best_raw,
-    ids_leader_probability,
-    p_best,
-    posterior,
-    thompson_sample,
-    top_two_sample,
-)
+from certa.strategies._leader_belief import LeaderBelief
+from certa.strategies._posterior import DEFAULT_LOGIT_EPS, _p_best_raw, p_best
+from certa.strategies._sampling import ids_leader_probability
 
 
 # ------------------------------------------------------------------------------------

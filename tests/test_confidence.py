@@ -155,8 +155,9 @@ def test_tolerance_challenger_ignores_candidates_already_eps_dominated():
     # sqrt(1/N_0 + 1/N_j) (Jourdan et al. 2023): without tolerance 2.24 for 1 against 3.10 for 2,
     # so the plain challenger is 1; with eps = 0.5, 13.4 for 1 against 6.21 for 2: candidate 1 is
     # already eps-dominated and the challenger is 2. The GLR pair statistic gives the same order.
-    from certa.strategies._fast import blocking_challenger, top_two_sample_fast
     from certa.strategies._glr import pair_statistic
+    from certa.strategies._sampling import top_two_sample as top_two_sample_fast
+    from certa.strategies._stopping import blocking_challenger
     mean, var, n = np.array([1.0, 0.9, 0.5]), np.ones(3), np.array([1000.0, 1000.0, 40.0])
     for eps, want in ((0.0, 1), (0.5, 2)):
         tc = (mean[0] - mean[1:] + eps) / np.sqrt(1 / n[0] + 1 / n[1:])

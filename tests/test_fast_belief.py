@@ -1,27 +1,29 @@
-"""The incremental belief / stopping code of certa/strategies/_fast.py against the reference
-functions of _belief.py and _glr.py, and the direct simulation driver against the runner."""
+"""The incremental belief / stopping code of certa/strategies (_posterior.py, _sampling.py,
+_stopping.py) against the reference functions of tests/_reference_belief.py and _glr.py, and the
+direct simulation driver against the runner."""
 from __future__ import annotations
 
 import copy
 
 import numpy as np
 import pytest
+from _reference_belief import posterior, thompson_sample, top_two_sample
 
 from certa.engine.draws import derive_seed
 from certa.engine.evaluators import FunctionEvaluator
 from certa.engine.runner import run
 from certa.planning.simulate import GaussianScores, run_direct, simulate
-from certa.strategies._belief import p_best, posterior, thompson_sample, top_two_sample
-from certa.strategies._fast import (
+from certa.strategies._glr import glr_should_stop_from_stats
+from certa.strategies._posterior import (
     SKIP_MARGIN,
     RunningStats,
-    glr_should_stop_fast,
+    p_best,
     p_best_upper_bound,
     posterior_from_stats,
-    thompson_sample_fast,
-    top_two_sample_fast,
 )
-from certa.strategies._glr import glr_should_stop_from_stats
+from certa.strategies._sampling import thompson_sample as thompson_sample_fast
+from certa.strategies._sampling import top_two_sample as top_two_sample_fast
+from certa.strategies._stopping import glr_should_stop_screened as glr_should_stop_fast
 from certa.strategies.halving import SequentialHalving
 from certa.strategies.thompson import (
     BatchThompson,

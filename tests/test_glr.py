@@ -9,7 +9,6 @@ import pytest
 from scipy import integrate, optimize, stats
 
 from certa.planning.lower_bound import lower_bound
-from certa.strategies._fast import glr_min_statistic_fast, glr_should_stop_fast
 from certa.strategies._glr import (
     PRIOR_PRECISION,
     glr_confidence,
@@ -23,6 +22,8 @@ from certa.strategies._glr import (
     log_e_process,
     pair_statistic,
 )
+from certa.strategies._stopping import glr_min_statistic as glr_min_statistic_fast
+from certa.strategies._stopping import glr_should_stop_screened as glr_should_stop_fast
 
 
 # ------------------------------------------------------------------------------------

@@ -4,10 +4,10 @@
 0.3 ms of Python per evaluation). Calibrating a stopping rule needs thousands of runs
 of thousands of evaluations, so this module advances *all* runs one evaluation at a time
 with numpy arrays of shape ``(runs, candidates)``: the same belief (FIESTA's Student-t
-posterior with the SD floor, :func:`certa.strategies._belief.posterior`), the same
+posterior with the SD floor, :func:`certa.strategies._posterior.posterior_from_stats`), the same
 top-two rule (leader drawn from the posterior; challenger by re-drawing, at most 64 times, until another
 candidate wins; ``beta`` a probability or ``"ids"``; with a tolerance EB-TC_eps, the highest mean
-against the challenger with the smallest pair statistic, see :func:`certa.strategies._fast.top_two_sample_fast`)
+against the challenger with the smallest pair statistic, see :func:`certa.strategies._sampling.top_two_sample`)
 and the same stopping rule
 (:mod:`certa.strategies._glr`, the exact statistic for every run that may stop) as
 :class:`certa.strategies.TopTwoThompson` with ``stopping="glr"``. Random draws are
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..strategies import _glr
-from ..strategies._belief import _ZERO_SD_RTOL, DEFAULT_SD_FLOOR_FRACTION
+from ..strategies._posterior import _ZERO_SD_RTOL, DEFAULT_SD_FLOOR_FRACTION
 from ..strategies._validation import check_beta, check_confidence, check_int
 
 __all__ = [
@@ -156,7 +156,7 @@ class BatchReport:
 
 def _floored_var(mean: np.ndarray, var: np.ndarray, n: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                  abs_hi: np.ndarray, fraction: float) -> np.ndarray:
-    """Per run (rows): the SD floor of ``_belief.posterior`` applied to ``var``."""
+    """Per run (rows): the SD floor of ``_posterior.posterior_from_stats`` applied to ``var``."""
     sd = np.sqrt(var)
     varying = sd > _ZERO_SD_RTOL * np.maximum(1.0, np.abs(mean))
     num = np.sum(np.where(varying, n * var, 0.0), axis=1)

@@ -242,7 +242,7 @@ def belief_history(selection: Selection) -> np.ndarray:
     """Every candidate's posterior P(best) after each evaluation of a fixed-confidence run.
 
     A run does not compute it as it goes (the Bayesian stopping rule only needs the leader's
-    P(best), see :class:`certa.strategies._belief.LeaderBelief`): the run's outcomes are told
+    P(best), see :class:`certa.strategies._leader_belief.LeaderBelief`): the run's outcomes are told
     again, in the same order, to a copy of its strategy that records the full P(best) vector
     after each one, so the history is exactly what the run believed. Nothing is evaluated.
     The result is kept in ``selection.result["belief_history"]``. With ``stopping="glr"`` the

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ._fast import glr_min_statistic_fast
 from ._glr import glr_delta_reached
+from ._guarantee import _fmt_conf, guarantee_text
+from ._stopping import glr_min_statistic
 
 
 def anytime_confidence(scores: Sequence[Sequence[float]], best: int,
@@ -36,8 +37,6 @@ def anytime_confidence(scores: Sequence[Sequence[float]], best: int,
     >>> anytime_confidence([[1.0, 1.2, 0.9], [2.0, 2.1, 1.9]], 0)["confidence"]
     0.0
     """
-    from .thompson import guarantee_text
-
     dropped = dropped or {}
     live = [c for c in range(len(scores)) if c not in dropped and len(scores[c]) > 0]
     conf = float("nan")
@@ -46,7 +45,7 @@ def anytime_confidence(scores: Sequence[Sequence[float]], best: int,
         mean = np.array([a.mean() for a in arr])
         var = np.array([a.var() for a in arr])
         n = np.array([a.size for a in arr], dtype=float)
-        top, zmin = glr_min_statistic_fast(mean, var, n)
+        top, zmin = glr_min_statistic(mean, var, n)
         conf = 1.0 - glr_delta_reached(zmin, len(live)) if live[top] == best and mean[top] > np.delete(
             mean, top).max() else 0.0
     words = guarantee_text(conf, 0.0, "glr") if budget is None else fixed_budget_text(
@@ -62,8 +61,6 @@ def fixed_budget_text(confidence: float, budget: int, fewest: int) -> str:
     >>> fixed_budget_text(0.0, 50, 3)[:60]
     'chosen after a fixed budget of 50 evaluations; its scores re'
     """
-    from .thompson import _fmt_conf
-
     what = f"chosen after a fixed budget of {budget} evaluations; "
     if not np.isfinite(confidence):
         what += "its scores are too few for any confidence"

@@ -94,7 +94,7 @@ cell, is a **rigorous lower bound** on ``Z_ij`` (within about 1e-3 of it). Using
 bound can only make the rule stop later and the reported confidence lower.
 
 Zero variance. A candidate whose scores are all equal has ``v = 0``. Variances are
-floored at ``(0.1 * pooled SD)^2`` as in :func:`certa.strategies._belief.posterior`;
+floored at ``(0.1 * pooled SD)^2`` as in :func:`certa.strategies._posterior.posterior_from_stats`;
 ``M`` decreases as ``v`` grows, so the floor only lowers the statistic.
 """
 
@@ -103,17 +103,13 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import lambertw
 
-from certa.strategies._belief import (
-    DEFAULT_SD_FLOOR_FRACTION,
-    _as_score_list,
-    _finite_1d_arrays,
-    _reference_sd,
-)
+from ._posterior import DEFAULT_SD_FLOOR_FRACTION, reference_sd
+from ._validation import as_score_list, finite_1d_arrays
 
 __all__ = [
     "PRIOR_PRECISION",
@@ -160,7 +156,7 @@ def check_tolerance(tolerance: Any) -> float:
 
 
 def _check_stats(mean: Any, var: Any, counts: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    m, v, n = _finite_1d_arrays(mean=mean, var=var, counts=counts)
+    m, v, n = finite_1d_arrays(mean=mean, var=var, counts=counts)
     if not (m.size == v.size == n.size):
         raise ValueError(
             f"mean, var and counts must have the same length, got {m.size}, {v.size}, {n.size}"
@@ -173,7 +169,7 @@ def _check_stats(mean: Any, var: Any, counts: Any) -> tuple[np.ndarray, np.ndarr
 
 
 def _stats_from_scores(scores_per_candidate: Sequence[Any]) -> tuple[np.ndarray, ...]:
-    scores = _as_score_list(scores_per_candidate, min_n=1)
+    scores = as_score_list(scores_per_candidate, min_n=1)
     mean = np.array([s.mean() for s in scores])
     var = np.array([s.var(ddof=0) for s in scores])
     counts = np.array([s.size for s in scores], dtype=float)
@@ -182,8 +178,8 @@ def _stats_from_scores(scores_per_candidate: Sequence[Any]) -> tuple[np.ndarray,
 
 def _floored_var(mean: np.ndarray, var: np.ndarray, counts: np.ndarray,
                  sd_floor_fraction: float) -> np.ndarray:
-    # _reference_sd's last fallbacks use the scores; the means stand in for them here.
-    ref = _reference_sd(mean, np.sqrt(var), counts, mean)
+    # reference_sd's last fallbacks use the scores; the means stand in for them here.
+    ref = reference_sd(mean, np.sqrt(var), counts, float(mean.min()), float(mean.max()), float(np.abs(mean).max()))
     return np.maximum(var, (sd_floor_fraction * ref) ** 2)
 
 
@@ -302,6 +298,44 @@ def approx_pair_statistics(m: np.ndarray, v: np.ndarray, n: np.ndarray, leader: 
     return out
 
 
+class _Pairs(NamedTuple):
+    """The leader's statistics (``b``), its challengers' (``o``), and the objective of each pair
+    at the known-variance optimum of the common mean (``ub``: an upper bound on ``Z``)."""
+
+    nb: float
+    mb: float
+    vb: float
+    no: np.ndarray
+    mo: np.ndarray
+    vo: np.ndarray
+    gap: np.ndarray
+    ub: np.ndarray
+
+    def on_grid(self, eps: float, points: int) -> tuple[np.ndarray, np.ndarray]:
+        """Both terms of the objective at ``points`` common means evenly spaced over each pair's range."""
+        grid = np.linspace(0.0, 1.0, points)
+        ui = (self.mo - eps)[:, None] + self.gap[:, None] * grid
+        fi = log_e_process(self.nb, self.mb, self.vb, ui)
+        fo = log_e_process(self.no[:, None], self.mo[:, None], self.vo[:, None], ui + eps)
+        return fi, fo
+
+
+def _leader_pairs(m: np.ndarray, v: np.ndarray, n: np.ndarray, eps: float) -> tuple[int, _Pairs | None]:
+    """The candidate of the highest mean and its pairs with every other (None: no other)."""
+    best = int(np.argmax(m))
+    others = np.flatnonzero(np.arange(m.size) != best)
+    if not others.size:
+        return best, None
+    nb, mb, vb = n[best], m[best], v[best]
+    no, mo, vo = n[others], m[others], v[others]
+    gap = np.maximum(mb - mo + eps, 0.0)
+    wb, wo = nb / vb, no / vo
+    s0 = wo / (wb + wo)        # the known-variance optimum of the common mean
+    ui = mo - eps + gap * s0
+    ub = log_e_process(nb, mb, vb, ui) + log_e_process(no, mo, vo, ui + eps)
+    return best, _Pairs(nb, mb, vb, no, mo, vo, gap, ub)
+
+
 def _screened_min(m: np.ndarray, v: np.ndarray, n: np.ndarray, eps: float,
                   limit: float | None = None) -> tuple[int, float]:
     """``(best, min_j Z_best,j)`` with exact work only for the challengers that can matter.
@@ -313,29 +347,19 @@ def _screened_min(m: np.ndarray, v: np.ndarray, n: np.ndarray, eps: float,
     upper bound. With ``limit``, the returned value is exact when it is ``<= limit``
     ... and otherwise a lower bound ``> limit`` (enough to decide the stop).
     """
-    best = int(np.argmax(m))
-    others = np.flatnonzero(np.arange(m.size) != best)
-    if not others.size:
+    best, pairs = _leader_pairs(m, v, n, eps)
+    if pairs is None:
         return best, math.inf
-    nb, mb, vb = n[best], m[best], v[best]
-    no, mo, vo = n[others], m[others], v[others]
-    gap = np.maximum(mb - mo + eps, 0.0)
-    wb, wo = nb / vb, no / vo
-    s0 = wo / (wb + wo)        # the known-variance optimum of the common mean
-    ui = mo - eps + gap * s0
-    ub = log_e_process(nb, mb, vb, ui) + log_e_process(no, mo, vo, ui + eps)
+    ub = pairs.ub
     if limit is not None and ub.min() <= limit:
         return best, float(ub.min())   # cannot stop; an upper bound on the minimum
-    grid = np.linspace(0.0, 1.0, 9)
-    ui = (mo - eps)[:, None] + gap[:, None] * grid
-    fi = log_e_process(nb, mb, vb, ui)
-    fo = log_e_process(no[:, None], mo[:, None], vo[:, None], ui + eps)
+    fi, fo = pairs.on_grid(eps, 9)
     lb = (fi[:, 1:] + fo[:, :-1]).min(axis=1)
     target = limit if limit is not None else float(ub.min())
     need = lb <= target
     if not need.any():
         return best, float(lb.min())
-    z = pair_statistic(nb, mb, vb, no[need], mo[need], vo[need], eps)
+    z = pair_statistic(pairs.nb, pairs.mb, pairs.vb, pairs.no[need], pairs.mo[need], pairs.vo[need], eps)
     rest = lb[~need]
     return best, float(min(z.min(), rest.min() if rest.size else math.inf))
 

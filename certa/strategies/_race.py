@@ -22,6 +22,7 @@ import numpy as np
 from scipy import stats as sps
 
 from ..stats._validation import t_interval
+from ._floor import add_back_bins
 
 __all__ = ["budget_limit", "check_cap", "compare_with_baseline", "confirm_vs_baseline", "confirm_vs_baseline_folds",
            "halving_counts",
@@ -193,12 +194,6 @@ def budget_limit(sizes: list[int], r: int, spent: float, budget: float, referenc
     return hi
 
 
-def _floor_bins(scores: np.ndarray, bin_width: float | None) -> np.ndarray:
-    from .progressive import _bins  # one definition of the score bins for every rule
-
-    return _bins(scores, bin_width)
-
-
 def race_survivors(per_example: np.ndarray, *, confidence: float = 0.95, floor: float | None = None,
                    cap: float | None = None, bin_width: float | None = None,
                    protect: np.ndarray | None = None, tiebreak: np.ndarray | None = None) -> dict[str, Any]:
@@ -266,15 +261,7 @@ def race_survivors(per_example: np.ndarray, *, confidence: float = 0.95, floor: 
     keep[leader] = True
     added = np.zeros(n, dtype=bool)
     if floor is not None:
-        need = math.ceil(floor * n - 1e-9)
-        bins = np.full(n, np.iinfo(np.int64).max)
-        bins[finite] = _floor_bins(scores[finite], bin_width)
-        for b in np.unique(bins[finite]):
-            if keep.sum() >= need:
-                break
-            new = (bins == b) & ~keep
-            added |= new
-            keep |= new
+        added = add_back_bins(keep, scores, finite, floor, bin_width)
     cut = np.zeros(n, dtype=bool)
     if cap is not None:
         if isinstance(cap, str):

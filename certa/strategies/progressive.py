@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
+from ._floor import add_back_bins
 from ._race import (
     budget_limit,
     check_cap,
@@ -165,17 +166,6 @@ def _dedupe(sizes: list[int]) -> list[int]:
     return out
 
 
-def _bins(scores: np.ndarray, bin_width: float | None) -> np.ndarray:
-    """Score-bin index of each finite score: 0 is the top bin, larger is worse."""
-    top = np.nanmax(scores)
-    if bin_width is None:  # a bin per distinct score (accuracy on a finite set is discrete)
-        distinct = np.unique(scores[np.isfinite(scores)])[::-1]
-        return np.searchsorted(-distinct, -scores)
-    # bins of width bin_width hanging down from the top score; a little slack keeps
-    # scores that differ from a bin edge by rounding error in the upper bin
-    return np.floor((top - scores) / bin_width + 1e-9).astype(int)
-
-
 def survivors(scores: np.ndarray, rule: str | float | Callable = "mean", floor: float | None = None,
               bin_width: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Which settings of one round survive; returns ``(survived, added_by_floor)`` masks.
@@ -236,15 +226,7 @@ def survivors(scores: np.ndarray, rule: str | float | Callable = "mean", floor: 
     mask |= s == s.max()
     keep[finite] = mask
     if floor is not None:
-        need = math.ceil(floor * scores.size - 1e-9)
-        bins = np.full(scores.size, np.iinfo(np.int64).max)
-        bins[finite] = _bins(s, bin_width)
-        for b in np.unique(bins[finite]):
-            if keep.sum() >= need:
-                break
-            new = (bins == b) & ~keep
-            added |= new
-            keep |= new
+        added = add_back_bins(keep, scores, finite, floor, bin_width)
     return keep, added
 
 

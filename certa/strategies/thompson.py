@@ -10,18 +10,6 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
-from ._belief import DEFAULT_SD_FLOOR_FRACTION, LeaderBelief, p_best
-from ._fast import (
-    SKIP_MARGIN,
-    RunningStats,
-    blocking_challenger,
-    glr_min_statistic_fast,
-    glr_should_stop_fast,
-    p_best_upper_bound,
-    posterior_from_stats,
-    thompson_sample_fast,
-    top_two_sample_fast,
-)
 from ._gk16 import gk16_confidence, gk16_statistic, gk16_threshold
 from ._glr import (
     check_tolerance,
@@ -30,6 +18,18 @@ from ._glr import (
     glr_threshold,
     min_count,
 )
+from ._guarantee import guarantee_text
+from ._leader_belief import LeaderBelief
+from ._posterior import (
+    DEFAULT_SD_FLOOR_FRACTION,
+    SKIP_MARGIN,
+    RunningStats,
+    p_best,
+    p_best_upper_bound,
+    posterior_from_stats,
+)
+from ._sampling import thompson_sample, top_two_sample
+from ._stopping import blocking_challenger, glr_min_statistic, glr_should_stop_screened
 from ._validation import check_beta, check_choice, check_confidence, check_int
 
 STOPPING_RULES = ("bayes", "glr", "gk16")
@@ -67,7 +67,7 @@ class _Confident(Strategy):
     #: (and, for ``stopping="glr"``, the confidence the rule gives its recommendation in
     #: ``result()["confidence_history"]``).
     #: Off: the Bayesian rule then needs only the leader's P(best), updated incrementally
-    #: (:class:`._belief.LeaderBelief`), and skips even that whenever a cheap upper bound shows
+    #: (:class:`._leader_belief.LeaderBelief`), and skips even that whenever a cheap upper bound shows
     #: that no candidate can reach the confidence (same stopping decisions). The history of a
     #: finished run is rebuilt on demand by :func:`certa.reporting.loading.belief_history`.
     _track_belief = False
@@ -93,7 +93,7 @@ class _Confident(Strategy):
                              f"evaluations of the initial round ({n_init} per candidate)")
         self._scores: list[list[float]] = [[] for _ in range(self.n_candidates)]
         # running sufficient statistics of the (transformed) scores: the posterior and the
-        # GLR statistic come from them instead of the full score lists (certa/strategies/_fast.py)
+        # GLR statistic come from them instead of the full score lists (certa/strategies/_posterior.py)
         self._stats = RunningStats(self.n_candidates, self.transform)
         self._asked = np.zeros(self.n_candidates, dtype=int)
         self._failed = np.zeros(self.n_candidates, dtype=int)
@@ -203,7 +203,7 @@ class _Confident(Strategy):
         else:  # P(best) is not needed to decide; it is computed once, in result()
             self._p = None
             st = self._live_stats()
-            stop, best = glr_should_stop_fast(st.mean, st.var(), st.n, 1.0 - self.confidence, self.tolerance)
+            stop, best = glr_should_stop_screened(st.mean, st.var(), st.n, 1.0 - self.confidence, self.tolerance)
             self._best = self._unview(best)
             if self._track_belief:   # the posterior is not what decides here; it is kept for the plot
                 self._history.append(self._expand(p_best(*self._posterior())))
@@ -237,7 +237,7 @@ class _Confident(Strategy):
         st = self._live_stats()
         if st.n.size < 2:
             return 1.0
-        best, zmin = glr_min_statistic_fast(st.mean, st.var(), st.n, self.tolerance)
+        best, zmin = glr_min_statistic(st.mean, st.var(), st.n, self.tolerance)
         self._best = self._unview(best)
         return 1.0 - glr_delta_reached(zmin, st.n.size)
 
@@ -346,35 +346,6 @@ class _Confident(Strategy):
                    if self.stopping in ("glr", "gk16") else {})}
 
 
-def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
-    """The guarantee in words, e.g. "within 0.005 of the best with confidence 0.95"."""
-    if not np.isfinite(confidence):
-        return "no confidence yet (fewer than 3 scores of some candidate)"
-    what = "the best" if tolerance == 0 else f"within {tolerance:g} of the best"
-    kind = ("frequentist, delta-correct for Gaussian scores" if stopping == "glr"
-            else "GLR with Garivier & Kaufmann's heuristic threshold: calibrated by simulation, not proven"
-            if stopping == "gk16"
-            else "frequentist, delta-correct for Gaussian scores, from paired differences on common rows"
-            if stopping == "paired"
-            else "Bayesian posterior P(best)" + ("" if tolerance == 0 else f" within {tolerance:g}")
-            + ", not a frequentist guarantee")
-    return f"{what} with confidence {_fmt_conf(confidence)} ({kind})"
-
-
-def _fmt_conf(p: float) -> str:
-    if p >= 1.0 - 1e-12:
-        return "1"
-    # rounded (0.95473 reads 0.955), with a digit more while rounding up would give a shorter,
-    # rounder number, so a confidence just below a target never reads as the target (0.94996, not 0.95)
-    digits = max(2, int(np.ceil(-np.log10(max(1.0 - p, 1e-12)))) + 1)
-    while True:
-        text = f"{p:.{digits}f}"
-        short = text.rstrip("0").rstrip(".")
-        if float(text) <= p or len(short) == len(text) or digits >= 12:
-            return short
-        digits += 1
-
-
 class TopTwoThompson(_Confident):
     """Fixed-confidence selection by top-two Thompson sampling (Russo 2016; FIESTA's TTTS).
 
@@ -390,7 +361,7 @@ class TopTwoThompson(_Confident):
     the one with the least evidence that it is not more than ``tolerance`` above the leader
     (the smallest GLR pair statistic with the tolerance), so near ties that the tolerance makes
     irrelevant are no longer separated; ``beta`` picks between the two as above
-    (:func:`certa.strategies._fast.top_two_sample_fast`, ``docs/adaptive.md``).
+    (:func:`certa.strategies._sampling.top_two_sample`, ``docs/adaptive.md``).
 
     Parameters
     ----------
@@ -434,7 +405,7 @@ class TopTwoThompson(_Confident):
         if d is not None or not self._ready() or self._at_max_evals():
             return d
         loc, scale, df = self._posterior()
-        return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng,
+        return self._new_draw(self._unview(top_two_sample(loc, scale, df, self.beta, self._rng,
                                                               fallback=self._fallback(),
                                                               tolerance=self.tolerance)))
 
@@ -485,8 +456,8 @@ class BatchThompson(_Confident):
             return d
         loc, scale, df = self._posterior()
         if self.rule == "thompson":
-            return self._new_draw(self._unview(thompson_sample_fast(loc, scale, df, self._rng)))
-        return self._new_draw(self._unview(top_two_sample_fast(loc, scale, df, self.beta, self._rng,
+            return self._new_draw(self._unview(thompson_sample(loc, scale, df, self._rng)))
+        return self._new_draw(self._unview(top_two_sample(loc, scale, df, self.beta, self._rng,
                                                                   fallback=self._fallback(),
                                                                   tolerance=self.tolerance)))
 

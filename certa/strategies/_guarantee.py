@@ -1,0 +1,35 @@
+"""The guarantee of a fixed-confidence run in words, with its confidence rounded so it never overstates."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["guarantee_text"]
+
+
+def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
+    """The guarantee in words, e.g. "within 0.005 of the best with confidence 0.95"."""
+    if not np.isfinite(confidence):
+        return "no confidence yet (fewer than 3 scores of some candidate)"
+    what = "the best" if tolerance == 0 else f"within {tolerance:g} of the best"
+    kind = ("frequentist, delta-correct for Gaussian scores" if stopping == "glr"
+            else "GLR with Garivier & Kaufmann's heuristic threshold: calibrated by simulation, not proven"
+            if stopping == "gk16"
+            else "frequentist, delta-correct for Gaussian scores, from paired differences on common rows"
+            if stopping == "paired"
+            else "Bayesian posterior P(best)" + ("" if tolerance == 0 else f" within {tolerance:g}")
+            + ", not a frequentist guarantee")
+    return f"{what} with confidence {_fmt_conf(confidence)} ({kind})"
+
+
+def _fmt_conf(p: float) -> str:
+    if p >= 1.0 - 1e-12:
+        return "1"
+    # rounded (0.95473 reads 0.955), with a digit more while rounding up would give a shorter,
+    # rounder number, so a confidence just below a target never reads as the target (0.94996, not 0.95)
+    digits = max(2, int(np.ceil(-np.log10(max(1.0 - p, 1e-12)))) + 1)
+    while True:
+        text = f"{p:.{digits}f}"
+        short = text.rstrip("0").rstrip(".")
+        if float(text) <= p or len(short) == len(text) or digits >= 12:
+            return short
+        digits += 1
