@@ -7,7 +7,13 @@ __all__ = ["guarantee_text"]
 
 
 def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
-    """The guarantee in words, e.g. "within 0.005 of the best with confidence 0.95"."""
+    """The guarantee in words, e.g. "within 0.005 of the best with confidence 0.95".
+
+    Examples
+    --------
+    >>> guarantee_text(0.95473, 0.0, "glr")
+    'the best with confidence 0.955 (frequentist, delta-correct for Gaussian scores)'
+    """
     if not np.isfinite(confidence):
         return "no confidence yet (fewer than 3 scores of some candidate)"
     what = "the best" if tolerance == 0 else f"within {tolerance:g} of the best"

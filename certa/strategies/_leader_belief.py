@@ -58,6 +58,13 @@ class LeaderBelief:
     candidates whose posterior changed are recomputed; the sum over candidates is updated
     in place. The upper tail beyond the last panel is the midpoint of its bounds, as in
     :func:`p_best`. Measured against :func:`p_best` to below 1e-8 (tests: 1e-6).
+
+    Examples
+    --------
+    >>> from certa.strategies._posterior import p_best
+    >>> loc, scale, df = np.array([1.0, 0.0, 0.5]), np.ones(3), np.full(3, 5.0)
+    >>> bool(abs(LeaderBelief()(loc, scale, df, 0) - p_best(loc, scale, df)[0]) < 1e-6)
+    True
     """
 
     def __init__(self, max_leaders: int = 4) -> None:
