@@ -18,7 +18,11 @@ def _fresh_draw(seed: int, candidate: int, n: int) -> Draw:
 
 
 class _Rounds(Strategy):
-    """Shared machinery: rounds of draws asked together, scores per candidate."""
+    """Shared machinery: rounds of draws asked together, scores per candidate, a fixed budget."""
+
+    @property
+    def total_draws(self) -> int:
+        return self.budget
 
     def _start_scores(self) -> None:
         self._scores: list[list[float]] = [[] for _ in range(self.n_candidates)]
@@ -79,10 +83,6 @@ class SequentialHalving(_Rounds):
         while sizes[-1] > 1:
             sizes.append(math.ceil(sizes[-1] / 2))
         return sizes[:-1] if len(sizes) > 1 else sizes
-
-    @property
-    def total_draws(self) -> int:
-        return self.budget
 
     def _start(self) -> None:
         if self.n_candidates < 2:
@@ -180,10 +180,6 @@ class EqualAllocation(_Rounds):
 
     def __init__(self, budget: int) -> None:
         self.budget = check_int("budget", budget, 1)
-
-    @property
-    def total_draws(self) -> int:
-        return self.budget
 
     def _start(self) -> None:
         if self.budget < self.n_candidates:

@@ -258,6 +258,12 @@ class _Confident(Strategy):
         st = self._live_stats()
         return lambda leader: blocking_challenger(st.mean, st.var(), st.n, leader, self.tolerance)
 
+    def _top_two_draw(self) -> Draw:
+        """The next draw by the top-two rule (``self.beta``; EB-TC_eps with a tolerance)."""
+        loc, scale, df = self._posterior()
+        return self._new_draw(self._unview(top_two_sample(loc, scale, df, self.beta, self._rng,
+                                                          fallback=self._fallback(), tolerance=self.tolerance)))
+
     def _initial_ask(self) -> Draw | None:
         if self.max_evals is not None and int(self._asked.sum()) >= self.max_evals:
             return None  # the last draws are in flight; the run stops when they are told
@@ -404,10 +410,7 @@ class TopTwoThompson(_Confident):
         d = self._initial_ask()
         if d is not None or not self._ready() or self._at_max_evals():
             return d
-        loc, scale, df = self._posterior()
-        return self._new_draw(self._unview(top_two_sample(loc, scale, df, self.beta, self._rng,
-                                                              fallback=self._fallback(),
-                                                              tolerance=self.tolerance)))
+        return self._top_two_draw()
 
 
 class BatchThompson(_Confident):
@@ -454,12 +457,10 @@ class BatchThompson(_Confident):
         d = self._initial_ask()
         if d is not None or not self._ready() or self._at_max_evals():
             return d
-        loc, scale, df = self._posterior()
         if self.rule == "thompson":
+            loc, scale, df = self._posterior()
             return self._new_draw(self._unview(thompson_sample(loc, scale, df, self._rng)))
-        return self._new_draw(self._unview(top_two_sample(loc, scale, df, self.beta, self._rng,
-                                                                  fallback=self._fallback(),
-                                                                  tolerance=self.tolerance)))
+        return self._top_two_draw()
 
 
 class UniformUntilConfident(_Confident):
