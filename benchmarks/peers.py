@@ -66,7 +66,18 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from _common import RESULTS, ROOT, fmt_load, loadavg, machine_info, md_table, write_results
+from _common import (
+    RESULTS,
+    ROOT,
+    TDSA_MODELS8,
+    fmt_load,
+    loadavg,
+    machine_info,
+    md_table,
+    set_results_dir,
+    tdsa_table,
+    write_results,
+)
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
 from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, RepeatedStratifiedKFold
@@ -76,8 +87,7 @@ from certa.engine.evaluators import FunctionEvaluator
 from certa.planning.simulate import ReplayScores, run_direct
 from certa.search.bandit import STRATEGIES, make_strategy
 
-TDSA_PATH = Path("/work/shared/data/fiesta-tdsa-test-f1.json")
-TDSA_MODELS = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]
+TDSA_MODELS = TDSA_MODELS8
 TASKS = ("tdsa", "debian", "digits", "lemma")
 REAL_TASKS = ("debian", "digits", "lemma")
 FIGURES = ROOT / "docs" / "img"
@@ -413,7 +423,7 @@ class Bench:
 
 
 def tdsa_bench() -> Bench:
-    table = json.loads(TDSA_PATH.read_text())
+    table = tdsa_table(TDSA_MODELS)
     scores = np.array([table[m] for m in TDSA_MODELS], dtype=float)
     return Bench("tdsa", TDSA_MODELS, scores, None, scores.mean(axis=1), None, list(range(scores.shape[1])))
 
@@ -881,7 +891,10 @@ def report() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    global RESULTS, FIGURES
+    ap = argparse.ArgumentParser(prog="peers.py", description=__doc__.split("\n")[0])
+    ap.add_argument("--results", type=Path, default=None,
+                    help="results directory, figures included (default benchmarks/results, figures in docs/img)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pool", help="score every candidate on the pool's folds (cached)")
     p.add_argument("task", choices=REAL_TASKS)
@@ -897,6 +910,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     r.add_argument("--halving-runs", type=int, default=None, help="fewer runs for HalvingGridSearchCV (new fits)")
     sub.add_parser("report", help="markdown table and figures of every measured task")
     args = ap.parse_args(argv)
+    if args.results is not None:
+        RESULTS = FIGURES = set_results_dir(args.results)
     if args.cmd == "pool":
         print(build_pool(args.task, args.part, args.parts, args.lemma_n))
     elif args.cmd == "run":
