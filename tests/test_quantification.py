@@ -16,7 +16,9 @@ from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 from sklearn.svm import LinearSVC
 
 import certa.quantification.bounds as bounds_mod
+import certa.quantification.certa_bounds as certa_bounds_mod
 import certa.quantification.quantifiers as quant_mod
+import certa.quantification.theorem1 as theorem1_mod
 from certa.quantification import (
     accuracy_bound,
     bounds_for_classifier,
@@ -378,6 +380,6 @@ def test_other_bad_arguments_rejected():
 
 
 def test_docstring_examples_run():
-    for mod in (quant_mod, bounds_mod):
+    for mod in (quant_mod, bounds_mod, certa_bounds_mod, theorem1_mod):
         result = doctest.testmod(mod)
         assert result.attempted > 0 and result.failed == 0
