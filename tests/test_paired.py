@@ -23,9 +23,12 @@ from certa.engine.runner import RunInterrupted
 from certa.search.bandit import make_strategy
 from certa.strategies import PairedElimination, TopTwoThompson
 from certa.strategies._paired import (
+    CONTRAST_ROWS,
     PairTable,
     log_e_process_one_sided,
     paired_confidence,
+    paired_offsets,
+    paired_statistic,
     paired_threshold,
 )
 
@@ -235,8 +238,57 @@ def test_paired_statistic_from_the_table_equals_a_direct_computation():
         arg = n * e / math.sqrt((v + rho * e * e) * (n + 1))
         assert w[i, j] == pytest.approx(two_sided + math.log(2 * stats.t.cdf(arg, n)), rel=1e-10)
         assert w[j, i] == -np.inf   # j's mean is below i's by more than the tolerance: no evidence
-    assert paired_threshold(0.05, 3) == pytest.approx(math.log(2 / 0.05))
-    assert paired_confidence(math.log(2 / 0.05), 3) == pytest.approx(0.95)
+    # delta split: (1 - a) delta over the K - 1 pairs, a delta on the contrast (a = 1/2); evidence = W - offset
+    assert paired_threshold(0.05, 3) == pytest.approx(math.log(1 / 0.05))
+    assert paired_offsets(3) == pytest.approx((math.log(2 / 0.5), math.log(2)))
+    assert paired_offsets(2) == (0.0, math.inf)   # one pair: all of delta on it, as before the contrast
+    assert paired_confidence(math.log(1 / 0.05)) == pytest.approx(0.95)
+
+
+def _run_on_rows(strat, matrix):
+    while not strat.finished:
+        draws = []
+        while (d := strat.ask()) is not None:
+            draws.append(d)
+        for d in draws:
+            strat.tell(d, Outcome(float(matrix[d.index[0], d.candidate])))
+    return strat.result()
+
+
+def test_contrast_partner_and_statistic_equal_a_direct_computation():
+    # 6 close candidates, stopped by max_evals before any elimination: every row has all six
+    rng = np.random.default_rng(11)
+    k, n_rows = 6, 12
+    matrix = rng.normal(np.linspace(0.0, -0.1, k), 1.0, size=(n_rows, k)) + rng.normal(0, 1.0, size=(n_rows, 1))
+    strat = PairedElimination(0.95, max_evals=k * n_rows)
+    strat.start(k, 0)
+    res = _run_on_rows(strat, matrix)
+    assert res["eliminated"] == {} and res["rows"] == n_rows
+    first = matrix[:CONTRAST_ROWS].mean(axis=0)
+    for j in range(k):   # partner: the other candidate with the highest mean over the first three rows
+        assert res["partners"][j] == max((c for c in range(k) if c != j), key=lambda c: first[c])
+    later = matrix[CONTRAST_ROWS:]
+    c0 = strat._contrast_statistic(0.0)
+    for j in range(k):
+        p = res["partners"][j]
+        d = later[:, p] - later[:, j]
+        floor = 0.01 * 0.5 * (later[:, p].var() + later[:, j].var())
+        expected = paired_statistic(d.size, d.mean(), max(d.var(), floor)) if d.mean() > 0 else -np.inf
+        assert c0[j] == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_contrast_stops_earlier_with_many_candidates_and_keeps_its_level():
+    from certa.planning.batch import CorrelatedGaussianRows, simulate_paired_batch
+
+    # 8 candidates: two close to the best, five far below it (the shape of FIESTA's TDSA table)
+    means = [0.0, -0.55, -0.6, -1.6, -1.5, -2.1, -2.2, -3.0]
+    sampler = CorrelatedGaussianRows(means, 1.0, 0.5)
+    with_contrast = simulate_paired_batch(sampler, confidence=0.95, n_runs=600, random_state=1)
+    without = simulate_paired_batch(sampler, confidence=0.95, n_runs=600, random_state=1, contrast_share=0.0)
+    assert with_contrast.evaluations.mean() < 0.98 * without.evaluations.mean()   # 0.957 here
+    # wrong-choice rate <= delta: one-sided binomial test at level 0.01 does not reject
+    wrong = int(with_contrast.wrong.sum())
+    assert stats.binomtest(wrong, 600, 0.05, alternative="greater").pvalue > 0.01
 
 
 def test_one_sided_e_process_is_a_test_martingale_at_the_true_mean():

@@ -384,15 +384,16 @@ class ReplayRows:
 
 def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float = 0.0, n_runs: int = 1000,
                           max_evals: int = 100_000, random_state: int = 0,
-                          threshold: Any = None) -> BatchReport:
+                          threshold: Any = None, contrast_share: float | None = None) -> BatchReport:
     """Many runs of :class:`certa.strategies.PairedElimination` at once, on rows from
     ``sampler.rows(n, rng) -> (n, K)``.
 
     The same statistic (:func:`certa.strategies._paired.pair_statistics`), running maxima,
-    elimination and stopping as the strategy; ``tests/test_paired.py`` checks that both make
-    the same choice after the same evaluations on the same rows. ``threshold`` (for calibration
-    of other thresholds): a function ``rows -> log threshold`` per run, replacing
-    ``log((K - 1) / delta)``.
+    contrast, elimination and stopping as the strategy; ``tests/test_paired.py`` checks that both
+    make the same choice after the same evaluations on the same rows. ``threshold`` (for
+    calibration of other thresholds): a function ``rows -> log threshold`` per run, replacing
+    ``log(1 / delta)`` on the evidence scale. ``contrast_share``: the share of delta on the
+    contrast (default :data:`certa.strategies._paired.CONTRAST_SHARE`; 0 turns it off).
 
     Examples
     --------
@@ -400,7 +401,7 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     >>> bool(rep.wrong.mean() <= 0.1)
     True
     """
-    from ..strategies._paired import pair_statistics, paired_threshold
+    from ..strategies._paired import CONTRAST_ROWS, pair_statistics, paired_offsets, paired_threshold
 
     confidence = check_confidence(confidence)
     n_runs = check_int("n_runs", n_runs, 1)
@@ -408,21 +409,39 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     true_means = np.asarray(sampler.true_means, dtype=float)
     k = true_means.size
     limit = paired_threshold(1.0 - confidence, k)
+    offset, c_offset = paired_offsets(k, contrast_share)
     R = n_runs
     alive = np.ones((R, k), dtype=bool)
     active = np.ones(R, dtype=bool)
-    n = np.zeros((R, k, k))
-    s = np.zeros((R, k, k))
-    ss = np.zeros((R, k, k))
-    sn = np.zeros((R, k))
-    s1 = np.zeros((R, k))
-    s2 = np.zeros((R, k))
+    full = [np.zeros((R, k, k)) for _ in range(3)] + [np.zeros((R, k)) for _ in range(3)]   # n s ss sn s1 s2
+    con = [np.zeros((R, k, k)) for _ in range(3)] + [np.zeros((R, k)) for _ in range(3)]    # the contrast's rows
+    partner = np.full((R, k), -1)
     run0 = np.full((R, k, k), -np.inf)
     run_eps = np.full((R, k, k), -np.inf)
+    c0 = np.full((R, k), -np.inf)
+    c_eps = np.full((R, k), -np.inf)
     evals = np.zeros(R, dtype=int)
     capped = np.zeros(R, dtype=bool)
     chosen = np.zeros(R, dtype=int)
+    cols = np.arange(k)
     row = 0
+
+    def add(t: list[np.ndarray], idx: np.ndarray, a: np.ndarray, x: np.ndarray) -> None:
+        both = a[:, :, None] & a[:, None, :]
+        d = x[:, :, None] - x[:, None, :]
+        t[0][idx] += both
+        t[1][idx] += np.where(both, d, 0.0)
+        t[2][idx] += np.where(both, d * d, 0.0)
+        t[3][idx] += a
+        t[4][idx] += np.where(a, x, 0.0)
+        t[5][idx] += np.where(a, x * x, 0.0)
+
+    def contrast(idx: np.ndarray, eps: float) -> np.ndarray:
+        w = pair_statistics(*(t[idx] for t in con), eps)
+        p = partner[idx]
+        out = np.take_along_axis(w, np.maximum(p, 0)[:, None, :], axis=1)[:, 0, :]
+        return np.where(p >= 0, out, -np.inf)
+
     while active.any():
         idx = np.flatnonzero(active)
         a = alive[idx]
@@ -431,35 +450,41 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
         a &= np.cumsum(a, axis=1) <= room[:, None]
         x = sampler.rows(idx.size, rng)
         evals[idx] += a.sum(axis=1)
-        both = a[:, :, None] & a[:, None, :]
-        d = x[:, :, None] - x[:, None, :]
-        n[idx] += both
-        s[idx] += np.where(both, d, 0.0)
-        ss[idx] += np.where(both, d * d, 0.0)
-        sn[idx] += a
-        s1[idx] += np.where(a, x, 0.0)
-        s2[idx] += np.where(a, x * x, 0.0)
-        w0 = pair_statistics(n[idx], s[idx], ss[idx], sn[idx], s1[idx], s2[idx], 0.0)
+        add(full, idx, a, x)
+        w0 = pair_statistics(*(t[idx] for t in full), 0.0)
         run0[idx] = np.maximum(run0[idx], w0)
         if tolerance > 0:
-            run_eps[idx] = np.maximum(run_eps[idx], pair_statistics(n[idx], s[idx], ss[idx], sn[idx], s1[idx],
-                                                                     s2[idx], tolerance))
+            run_eps[idx] = np.maximum(run_eps[idx], pair_statistics(*(t[idx] for t in full), tolerance))
         else:
             run_eps[idx] = run0[idx]
+        if row >= CONTRAST_ROWS and np.isfinite(c_offset):
+            add(con, idx, a, x)
+            c0[idx] = np.maximum(c0[idx], contrast(idx, 0.0))
+            c_eps[idx] = np.maximum(c_eps[idx], contrast(idx, tolerance)) if tolerance > 0 else c0[idx]
         lim = limit if threshold is None else np.asarray(threshold(row + 1), dtype=float)
-        ruled_out = run0[idx].max(axis=1) > lim
+        against = np.maximum(run0[idx].max(axis=1) - offset, c0[idx] - c_offset)
+        ruled_out = against > (lim[:, None] if np.ndim(lim) else lim)
         new_alive = alive[idx] & ~ruled_out
         empty = ~new_alive.any(axis=1)
         if empty.any():   # a cycle of eliminations: keep the highest mean (as the strategy does)
-            means = np.where(alive[idx], s1[idx] / np.maximum(sn[idx], 1), -np.inf)
+            means = np.where(alive[idx], full[4][idx] / np.maximum(full[3][idx], 1), -np.inf)
             new_alive[empty, np.argmax(means[empty], axis=1)] = True
         alive[idx] = new_alive
-        means = np.where(new_alive, s1[idx] / np.maximum(sn[idx], 1), -np.inf)
+        if row + 1 == CONTRAST_ROWS and np.isfinite(c_offset):   # fix each candidate's partner
+            means = np.where(new_alive & (full[3][idx] > 0), full[4][idx] / np.maximum(full[3][idx], 1), -np.inf)
+            others = np.where(np.eye(k, dtype=bool)[None], -np.inf, means[:, None, :])   # [run, j, candidate]
+            best = np.argmax(others, axis=2)
+            ok = np.isfinite(np.take_along_axis(others, best[:, :, None], axis=2)[:, :, 0])
+            partner[idx] = np.where(ok, best, -1)
+        means = np.where(new_alive, full[4][idx] / np.maximum(full[3][idx], 1), -np.inf)
         leader = np.argmax(means, axis=1)
         done = new_alive.sum(axis=1) == 1
         if tolerance > 0:
-            ev = np.maximum(run0[idx].max(axis=1), run_eps[idx][np.arange(idx.size), leader])
-            ev[np.arange(idx.size), leader] = np.inf
+            r = np.arange(idx.size)
+            within = run_eps[idx][r, leader] - offset
+            within = np.maximum(within, np.where(partner[idx] == leader[:, None], c_eps[idx] - c_offset, -np.inf))
+            ev = np.maximum(against, within)
+            ev[r, leader] = np.inf
             done |= ev.min(axis=1) > lim
         cap = ~done & (evals[idx] >= max_evals)
         chosen[idx] = leader
@@ -467,4 +492,4 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
         active[idx[done | cap]] = False
         row += 1
     return BatchReport(evaluations=evals, chosen=chosen, capped=capped, true_means=true_means,
-                       tolerance=float(tolerance), counts=sn.astype(int))
+                       tolerance=float(tolerance), counts=full[3].astype(int))

@@ -9,7 +9,7 @@ import numpy as np
 from ..engine.draws import Draw, Outcome, split_draw
 from ..engine.strategy import Strategy
 from ._glr import check_tolerance
-from ._paired import PairTable, paired_confidence, paired_threshold
+from ._paired import CONTRAST_ROWS, PairTable, contrast_partners, paired_confidence, paired_offsets, paired_threshold
 from ._validation import check_confidence, check_int
 
 
@@ -21,7 +21,9 @@ class PairedElimination(Strategy):
     random numbers, :func:`certa.engine.draws.split_draw` with ``paired=True``), so two
     candidates compare through ``d = x_i - x_j`` on the rows both were scored on. A
     candidate is eliminated when some other candidate's one-sided e-process on those
-    differences passes ``log((K - 1) / delta)``; the choice is wrong with probability at most
+    differences passes ``log((K - 1) / (delta / 2))``, or when, on the rows after the first three,
+    its contrast with the candidate that led then passes ``log(1 / (delta / 2))`` (with two
+    candidates: one pair, ``log(1 / delta)``); the choice is wrong with probability at most
     ``delta = 1 - confidence`` for jointly Gaussian scores, whatever their correlation
     (:mod:`certa.strategies._paired`). A row's evaluations are asked together, so up to as many
     run at once as there are survivors: the workers are used without changing any decision
@@ -67,7 +69,12 @@ class PairedElimination(Strategy):
             raise ValueError("a fixed-confidence selection needs at least two candidates")
         k = self.n_candidates
         self._limit = paired_threshold(1.0 - self.confidence, k)
+        self._offset, self._contrast_offset = paired_offsets(k)
         self._table = PairTable(k)
+        self._contrast = PairTable(k)                  # the rows after the first CONTRAST_ROWS
+        self._partner: np.ndarray | None = None        # each candidate's partner, once fixed
+        self._run_c0 = np.full(k, -np.inf)            # running max of the contrast C_j(0)
+        self._run_c_eps = np.full(k, -np.inf)         # running max of C_j(tolerance)
         self._run_max0 = np.full((k, k), -np.inf)     # running max of W_kj(0)
         self._run_max_eps = np.full((k, k), -np.inf)  # running max of W_kj(tolerance)
         self._eliminated: dict[int, int] = {}          # candidate -> row after which it left
@@ -118,14 +125,22 @@ class PairedElimination(Strategy):
         self._close_row()
 
     def _close_row(self) -> None:
-        self._table.add_row({c: s for c, s in self._row_scores.items() if c not in self._dropped})
+        scores = {c: s for c, s in self._row_scores.items() if c not in self._dropped}
+        self._table.add_row(scores)
         w0 = self._table.statistics(0.0)
         np.maximum(self._run_max0, w0, out=self._run_max0)
         if self.tolerance > 0:
             np.maximum(self._run_max_eps, self._table.statistics(self.tolerance), out=self._run_max_eps)
         else:
             self._run_max_eps = self._run_max0
-        ruled_out = self._run_max0.max(axis=0) > self._limit   # by any other candidate
+        if self._partner is not None:
+            self._contrast.add_row(scores)
+            np.maximum(self._run_c0, self._contrast_statistic(0.0), out=self._run_c0)
+            if self.tolerance > 0:
+                np.maximum(self._run_c_eps, self._contrast_statistic(self.tolerance), out=self._run_c_eps)
+            else:
+                self._run_c_eps = self._run_c0
+        ruled_out = self._against() > self._limit   # by any other candidate, or by the contrast
         for j in self._survivors():
             if ruled_out[j]:
                 self._eliminated[j] = self._row
@@ -133,6 +148,8 @@ class PairedElimination(Strategy):
         if not surv:   # a cycle of eliminations (practically impossible): keep the highest mean
             surv = [self._leader(self._alive())]
             self._eliminated.pop(surv[0], None)
+        if self._partner is None and self._row + 1 == CONTRAST_ROWS and np.isfinite(self._contrast_offset):
+            self._partner = contrast_partners(self._table.means(), surv)
         self._best = self._leader(surv)
         conf = self._confidence_for(self._best)
         self._history.append(conf)
@@ -141,13 +158,29 @@ class PairedElimination(Strategy):
         elif self.max_evals is not None and int(self._asked.sum()) >= self.max_evals:
             self._stopped, self._stop_reason = True, "max_evals"
 
+    def _contrast_statistic(self, tolerance: float) -> np.ndarray:
+        """``C_j``: the partner's statistic against ``j`` on the contrast's rows (``-inf`` without a partner)."""
+        w = self._contrast.statistics(tolerance)
+        k = self.n_candidates
+        has = self._partner >= 0
+        out = np.full(k, -np.inf)
+        out[has] = w[self._partner[has], np.arange(k)[has]]
+        return out
+
+    def _against(self) -> np.ndarray:
+        """Evidence that each candidate is not the best (pairs and contrast, on the ``log(1/delta)`` scale)."""
+        return np.maximum(self._run_max0.max(axis=0) - self._offset, self._run_c0 - self._contrast_offset)
+
     def _leader(self, among: list[int]) -> int:
         means = self._table.means()
         return max(among, key=lambda c: (means[c] if np.isfinite(means[c]) else -np.inf, -c))
 
     def _evidence(self, i: int) -> np.ndarray:
         """Evidence against each rival ``j`` being better than the recommendation ``i``."""
-        ev = np.maximum(self._run_max0.max(axis=0), self._run_max_eps[i])
+        within = self._run_max_eps[i] - self._offset
+        if self._partner is not None:
+            within = np.maximum(within, np.where(self._partner == i, self._run_c_eps - self._contrast_offset, -np.inf))
+        ev = np.maximum(self._against(), within)
         ev[i] = np.inf
         ev[list(self._dropped)] = np.inf
         return ev
@@ -156,7 +189,7 @@ class PairedElimination(Strategy):
         live = self._alive()
         if len(live) < 2:
             return 1.0
-        return paired_confidence(float(self._evidence(i).min()), self.n_candidates)
+        return paired_confidence(float(self._evidence(i).min()))
 
     # -- Strategy ------------------------------------------------------------------------
     def _drop(self, candidate: int) -> None:
@@ -188,5 +221,6 @@ class PairedElimination(Strategy):
                 "guarantee": guarantee_text(conf, self.tolerance, "paired"),
                 "evaluations": self._asked.copy(), "failed": self._failed.copy(),
                 "stop_reason": self._stop_reason or "not stopped", "stopping": "paired",
-                "rows": int(self._row + 1), "eliminated": {int(c): int(r) for c, r in self._eliminated.items()},
+                "rows": int(self._row + 1),
+                "partners": None if self._partner is None else self._partner.tolist(), "eliminated": {int(c): int(r) for c, r in self._eliminated.items()},
                 "confidence_history": np.array(self._history)}
