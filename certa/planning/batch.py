@@ -423,7 +423,6 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     evals = np.zeros(R, dtype=int)
     capped = np.zeros(R, dtype=bool)
     chosen = np.zeros(R, dtype=int)
-    cols = np.arange(k)
     row = 0
 
     def add(t: list[np.ndarray], idx: np.ndarray, a: np.ndarray, x: np.ndarray) -> None:
