@@ -265,7 +265,7 @@ def test_contrast_partner_and_statistic_equal_a_direct_computation():
     res = _run_on_rows(strat, matrix)
     assert res["eliminated"] == {} and res["rows"] == n_rows
     first = matrix[:CONTRAST_ROWS].mean(axis=0)
-    for j in range(k):   # partner: the other candidate with the highest mean over the first three rows
+    for j in range(k):   # partner: the other candidate with the highest mean over the first row(s)
         assert res["partners"][j] == max((c for c in range(k) if c != j), key=lambda c: first[c])
     later = matrix[CONTRAST_ROWS:]
     c0 = strat._contrast_statistic(0.0)
@@ -285,7 +285,7 @@ def test_contrast_stops_earlier_with_many_candidates_and_keeps_its_level():
     sampler = CorrelatedGaussianRows(means, 1.0, 0.5)
     with_contrast = simulate_paired_batch(sampler, confidence=0.95, n_runs=600, random_state=1)
     without = simulate_paired_batch(sampler, confidence=0.95, n_runs=600, random_state=1, contrast_share=0.0)
-    assert with_contrast.evaluations.mean() < 0.98 * without.evaluations.mean()   # 0.957 here
+    assert with_contrast.evaluations.mean() < 0.98 * without.evaluations.mean()   # 0.938 here (seed 1)
     # wrong-choice rate <= delta: one-sided binomial test at level 0.01 does not reject
     wrong = int(with_contrast.wrong.sum())
     assert stats.binomtest(wrong, 600, 0.05, alternative="greater").pvalue > 0.01

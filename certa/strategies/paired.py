@@ -21,8 +21,8 @@ class PairedElimination(Strategy):
     random numbers, :func:`certa.engine.draws.split_draw` with ``paired=True``), so two
     candidates compare through ``d = x_i - x_j`` on the rows both were scored on. A
     candidate is eliminated when some other candidate's one-sided e-process on those
-    differences passes ``log((K - 1) / (delta / 2))``, or when, on the rows after the first three,
-    its contrast with the candidate that led then passes ``log(1 / (delta / 2))`` (with two
+    differences passes ``log((K - 1) / (delta / 2))``, or when, on the rows after the first, its
+    contrast with the candidate that led on the first row passes ``log(1 / (delta / 2))`` (with two
     candidates: one pair, ``log(1 / delta)``); the choice is wrong with probability at most
     ``delta = 1 - confidence`` for jointly Gaussian scores, whatever their correlation
     (:mod:`certa.strategies._paired`). A row's evaluations are asked together, so up to as many
