@@ -20,6 +20,8 @@ Sections (run separately, then ``--report`` writes ``benchmarks/results/calibrat
   Garivier & Kaufmann's heuristic threshold ``log((1 + log t)/delta)``, not proven) with the same
   top-two sampling on all seven families (its statistic is the library's
   :func:`certa.strategies._gk16.gk16_statistic_batch`).
+* ``paired-contrast --runs R``: the paired rule's contrast: evaluations relative to no contrast on
+  the paired families, for the rows before the partner is fixed and its share of delta.
 * ``overhead``: decision time per evaluation at 8, 100 and 1,000 candidates.
 * ``decomposition --delta D --runs R``: where the price against ``T* kl`` goes, on the
   Gaussian families, every rule with the same sampling rule and seeds (see
@@ -168,6 +170,51 @@ def section_paired(delta: float, runs: int, seed: int, tolerance: bool = True, p
             rows.append(d)
     return {"delta": delta, "runs": runs, "seed": seed, "rule": "PairedElimination (paired e-process)",
             "rows": rows}
+
+
+def section_paired_contrast(delta: float, runs: int, seed: int) -> dict[str, Any]:
+    """The paired rule's contrast (issue 23): evaluations relative to no contrast, per family, for
+    the rows before the partner is fixed and the share of delta it gets (same seeds)."""
+    import certa.strategies._paired as paired_rule
+
+    fams = {n: f for n, f in paired_families().items() if "independent" not in n}
+    base = {n: simulate_paired_batch(f["sampler"], confidence=1 - delta, n_runs=runs, random_state=seed,
+                                     contrast_share=0.0) for n, f in fams.items()}
+    shipped = paired_rule.CONTRAST_ROWS
+    variants = []
+    try:
+        for rows_before, share in ((1, 0.5), (2, 0.5), (3, 0.5), (1, 0.3), (2, 0.3)):
+            paired_rule.CONTRAST_ROWS = rows_before
+            ratios, wrong = {}, {}
+            for n, f in fams.items():
+                rep = simulate_paired_batch(f["sampler"], confidence=1 - delta, n_runs=runs, random_state=seed,
+                                            contrast_share=share)
+                ratios[n] = float(rep.evaluations.mean() / base[n].evaluations.mean())
+                wrong[n] = int(rep.wrong.sum())
+            geo = float(np.exp(np.mean(np.log(list(ratios.values())))))
+            variants.append({"rows_before_partner": rows_before, "share": share, "ratio": ratios, "wrong": wrong,
+                             "geometric_mean_ratio": geo})
+            print(json.dumps(variants[-1]), flush=True)
+    finally:
+        paired_rule.CONTRAST_ROWS = shipped
+    return {"delta": delta, "runs": runs, "seed": seed, "shipped": {"rows_before_partner": shipped,
+                                                                    "share": paired_rule.CONTRAST_SHARE},
+            "no_contrast_evaluations": {n: float(r.evaluations.mean()) for n, r in base.items()},
+            "variants": variants}
+
+
+def contrast_table(out: dict[str, Any]) -> str:
+    fams = list(out["no_contrast_evaluations"])
+    head = ["rows before the partner, share"] + [f.replace(" (Gaussian", " (").split(", correlation")[0][:18] +
+                                                 (", r " + f.split("correlation ")[1] if "correlation" in f else "")
+                                                 for f in fams] + ["geometric mean"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
+             "| no contrast: evaluations | " + " | ".join(f"{out['no_contrast_evaluations'][f]:.1f}" for f in fams)
+             + " | |"]
+    for v in out["variants"]:
+        lines.append(f"| {v['rows_before_partner']}, {v['share']:g} | " + " | ".join(f"{v['ratio'][f]:.3f}" for f in fams)
+                     + f" | **{v['geometric_mean_ratio']:.3f}** |")
+    return "\n".join(lines) + "\n"
 
 
 def section_tolerance(delta: float, runs: int, runs_plain: int, beta: Any, seed: int, cap: int) -> dict[str, Any]:
@@ -534,6 +581,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="adaptive.py calibration", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("section", choices=["families", "tolerance", "tdsa", "overhead", "decomposition", "report",
+                                        "paired-contrast",
                                         "from-log", "loser-scores", "paired", "gk16"])
     ap.add_argument("--log", help="from-log: a families section's printed rows (one JSON per line), saved as a "
                     "partial result when the section could not finish")
@@ -598,6 +646,10 @@ def main(argv: list[str] | None = None) -> None:
                                                    "load_end": loadavg()}
             path.write_text(json.dumps(old, indent=1, default=float))
             return
+    elif a.section == "paired-contrast":
+        out = section_paired_contrast(a.delta, min(a.runs, 1000), a.seed)
+        name = f"calibration_paired_contrast_{a.delta}"
+        (RESULTS / f"{name}.md").write_text(contrast_table(out))
     elif a.section == "tdsa":
         out = section_tdsa(a.runs, a.seed, a.n_jobs)
         name = "calibration_tdsa"
