@@ -258,6 +258,16 @@ class _Confident(Strategy):
         st = self._live_stats()
         return lambda leader: blocking_challenger(st.mean, st.var(), st.n, leader, self.tolerance)
 
+    def ask(self) -> Draw | None:
+        d = self._initial_ask()
+        if d is not None or not self._ready() or self._at_max_evals():
+            return d
+        return self._next_draw()
+
+    def _next_draw(self) -> Draw:
+        """The next draw once the initial evaluations are asked (each strategy's sampling rule)."""
+        raise NotImplementedError
+
     def _top_two_draw(self) -> Draw:
         """The next draw by the top-two rule (``self.beta``; EB-TC_eps with a tolerance)."""
         loc, scale, df = self._posterior()
@@ -406,10 +416,7 @@ class TopTwoThompson(_Confident):
                          tolerance=tolerance)
         self.beta = check_beta(beta)
 
-    def ask(self) -> Draw | None:
-        d = self._initial_ask()
-        if d is not None or not self._ready() or self._at_max_evals():
-            return d
+    def _next_draw(self) -> Draw:
         return self._top_two_draw()
 
 
@@ -453,10 +460,7 @@ class BatchThompson(_Confident):
     def max_pending(self) -> int:  # type: ignore[override]
         return self.n_workers
 
-    def ask(self) -> Draw | None:
-        d = self._initial_ask()
-        if d is not None or not self._ready() or self._at_max_evals():
-            return d
+    def _next_draw(self) -> Draw:
         if self.rule == "thompson":
             loc, scale, df = self._posterior()
             return self._new_draw(self._unview(thompson_sample(loc, scale, df, self._rng)))
@@ -487,12 +491,7 @@ class UniformUntilConfident(_Confident):
     def max_pending(self) -> int:  # type: ignore[override]
         return self.n_workers
 
-    def ask(self) -> Draw | None:
-        d = self._initial_ask()
-        if d is not None:
-            return d
-        if not self._ready() or self._at_max_evals():
-            return None
+    def _next_draw(self) -> Draw:
         c = int(self._asked.sum()) % self.n_candidates
         while c in self._dropped:  # the next candidate not dropped, in turn
             c = (c + 1) % self.n_candidates
