@@ -11,7 +11,8 @@ hold one family each (``grid``, ``halving``, ``one_shot``, ``paired``, ``progres
 
 Imports go one way: modules here import :mod:`certa.engine` and :mod:`certa.stats`, and each
 other without a cycle (the public modules import the private ones, never the reverse); never
-:mod:`certa.planning`, :mod:`certa.search`, the CLI or any other front, which import this room.
+:mod:`certa.planning`, :mod:`certa.search`, the CLI or any other front, which import this room
+(``tests/test_strategies_layout.py`` checks all three).
 """
 from .grid import JKFoldGrid
 from .halving import EqualAllocation, SequentialHalving
