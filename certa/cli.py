@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 from . import __version__
+from .userfiles import EXAMPLE as _EXAMPLE
 
 
 def _positive_int(minimum: int):
@@ -42,6 +43,14 @@ def _beta(text: str) -> float | str:
     return value
 
 
+# simulate and select take the same strategies and stopping rules
+_STRATEGIES = ["auto", "paired", "top_two", "fiesta", "batch", "uniform", "sequential_halving", "equal"]
+_STOPPING_HELP = ("glr (default): wrong with probability at most 1 - confidence (Gaussian scores); "
+                  "bayes: FIESTA's P(best) rule, cheaper, no such guarantee; gk16: GLR with Garivier & "
+                  "Kaufmann's heuristic threshold log((1 + log t)/delta), its confidence calibrated by "
+                  "simulation, not proven")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="certa", description="Pick the best model or setting reliably, cheaply "
                                      "and with a stated confidence.")
@@ -63,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "means and SDs (Gaussian) or a JSON table of observed scores per candidate to replay, and "
                          "report min / mean / max evaluations and how often the true best was chosen.")
     sim.add_argument("--strategy", default="auto",
-                     choices=["auto", "paired", "top_two", "fiesta", "batch", "uniform", "sequential_halving", "equal"],
+                     choices=_STRATEGIES,
                      help="auto (default): paired (every survivor on each row, paired delta-correct rule) unless "
                      "--stopping or --beta is given, then top_two; fiesta: FIESTA's exact algorithm (top-two, "
                      "beta 0.5, Bayesian stopping)")
@@ -73,11 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "drawn from its own random row")
     sim.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sim.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies")
-    sim.add_argument("--stopping", default=None, choices=["glr", "bayes", "gk16"],
-                     help="glr (default): wrong with probability at most 1 - confidence (Gaussian scores); "
-                     "bayes: FIESTA's P(best) rule, cheaper, no such guarantee; gk16: GLR with Garivier & "
-                     "Kaufmann's heuristic threshold log((1 + log t)/delta), its confidence calibrated by "
-                     "simulation, not proven")
+    sim.add_argument("--stopping", default=None, choices=["glr", "bayes", "gk16"], help=_STOPPING_HELP)
     sim.add_argument("--beta", type=_beta, default=None,
                      help='top-two: probability of evaluating the leader, or "ids" (default: information-directed '
                      "selection, no tuning); 0.5 is FIESTA's TTTS")
@@ -130,8 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--evaluate", required=True, metavar="MODULE:FUNCTION",
                      help="import path of evaluate(params, seed) -> score; the current directory is searched first")
     sel.add_argument("--candidates", required=True, metavar="FILE", help="TOML or JSON file of candidates")
-    sel.add_argument("--strategy", default="auto", choices=["auto", "paired", "top_two", "fiesta", "batch", "uniform",
-                                                            "sequential_halving", "equal"],
+    sel.add_argument("--strategy", default="auto", choices=_STRATEGIES,
                      help="auto (default: paired, or top_two with --no-paired, --stopping or --beta), paired, "
                      "top_two, fiesta (FIESTA's exact algorithm), batch, uniform: until --confidence; "
                      "sequential_halving, equal: --budget evaluations")
@@ -140,11 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "and paired strategies; --no-paired: a fresh seed per evaluation)")
     sel.add_argument("--confidence", type=float, default=0.95, help="fixed-confidence strategies (default 0.95)")
     sel.add_argument("--budget", type=_positive_int(1), default=None, help="fixed-budget strategies: evaluations")
-    sel.add_argument("--stopping", default=None, choices=["glr", "bayes", "gk16"],
-                     help="glr (default): wrong with probability at most 1 - confidence (Gaussian scores); "
-                     "bayes: FIESTA's P(best) rule, cheaper, no such guarantee; gk16: GLR with Garivier & "
-                     "Kaufmann's heuristic threshold log((1 + log t)/delta), its confidence calibrated by "
-                     "simulation, not proven")
+    sel.add_argument("--stopping", default=None, choices=["glr", "bayes", "gk16"], help=_STOPPING_HELP)
     sel.add_argument("--beta", type=_beta, default=None,
                      help='top-two: probability of evaluating the leader, or "ids" (default)')
     sel.add_argument("--tolerance", type=float, default=0.0,
@@ -188,15 +188,6 @@ def _run_report(args) -> None:
 
     path = write_report(load(args.store), args.output, title=args.title)
     print(f"wrote {path}")
-
-
-_EXAMPLE = """[candidates.bert]
-lr = 3e-5
-epochs = 3
-
-[candidates.lstm]
-lr = 1e-3
-hidden = 256"""
 
 
 def _indent(text: str) -> str:

@@ -20,6 +20,7 @@ import sys
 import numpy as np
 import pytest
 from _gate import gate_env, wait_until
+from _helpers import stored_rows
 from _reference_belief import posterior
 from scipy.optimize import minimize_scalar
 
@@ -202,14 +203,6 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _rows(path) -> int:
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            return conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def _start_select(project, store: str, stopping: str, *extra: str, gate_at: int) -> subprocess.Popen:
     # evaluations after the gate_at-th block until the test's signal: the run is signalled in a known
     # state (gate_at recorded, none finishing), whatever the machine's speed
@@ -230,7 +223,7 @@ def _default_sigint() -> None:
 
 
 def _signal_after(proc: subprocess.Popen, store, n_rows: int, sig: int) -> tuple[str, str]:
-    wait_until(lambda: _rows(store) >= n_rows, f"{n_rows} evaluations recorded", proc)
+    wait_until(lambda: stored_rows(store) >= n_rows, f"{n_rows} evaluations recorded", proc)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     return out, err
@@ -251,7 +244,7 @@ def test_sigkill_then_load_and_show_give_the_anytime_answer(project, stopping, c
     assert shown["choice"]["name"] == list(MEANS)[sel.best_index]
     assert shown["bandit"]["confidence"] == pytest.approx(sel.result["confidence"], abs=1e-12)
     assert "recommended so far" in shown["statement"] and "target 0.9999 not reached" in shown["statement"]
-    assert _rows(project / "killed.sqlite") == sum(map(len, scores))   # show evaluated nothing
+    assert stored_rows(project / "killed.sqlite") == sum(map(len, scores))   # show evaluated nothing
 
 
 @pytest.mark.parametrize("sig, code, stopping", [(signal.SIGINT, 130, "glr"), (signal.SIGTERM, 143, "bayes")])
@@ -308,7 +301,7 @@ def test_ctrl_c_to_the_process_group_with_workers_records_no_failure(project):
     # so the evaluations they were running are not recorded as failed (a resume redoes them)
     proc = _start_select(project, "pg.sqlite", "glr", "--strategy", "batch", "--workers", "2", "-j", "2",
                          gate_at=10)
-    wait_until(lambda: _rows(project / "pg.sqlite") >= 10, "10 evaluations recorded", proc)
+    wait_until(lambda: stored_rows(project / "pg.sqlite") >= 10, "10 evaluations recorded", proc)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err

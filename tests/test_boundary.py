@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import small_run, write_sql
 from sklearn.datasets import load_iris
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import FitFailedWarning
@@ -23,7 +24,6 @@ from sklearn.metrics import accuracy_score
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-import certa.engine.runner as runner_mod
 from certa import (
     BanditSearchCV,
     FunctionEvaluator,
@@ -48,30 +48,11 @@ LR = LogisticRegression(max_iter=300)
 GRID = {"C": [0.1, 1.0]}
 
 
-@pytest.fixture
-def n_evals(monkeypatch):
-    """Counts evaluations (every front below runs inline, in this process)."""
-    count = {"n": 0}
-    original = runner_mod.execute
-
-    def counting(*args, **kwargs):
-        count["n"] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(runner_mod, "execute", counting)
-    return count
-
-
 def _jk(est=LR, grid=GRID, **kw):
     kw.setdefault("n_splits", 3)
     kw.setdefault("n_repeats", 1)
     kw.setdefault("random_state", 0)
     return JKFoldSearchCV(est, grid, **kw)
-
-
-def _small_run(path, fn=None):
-    fn = fn or (lambda p, s: {"score": float(p["x"]), "payload": {"idx": np.arange(3)}})
-    return run(TopTwoThompson(0.9, max_evals=12), FunctionEvaluator(fn), {"x": [1, 2]}, random_state=0, store=path)
 
 
 # ------------------------------------------------------------------ a store is data, never code
@@ -85,15 +66,12 @@ class _Evil:
 
 def test_crafted_pickle_store_runs_no_code(tmp_path):
     path, marker = tmp_path / "evil.sqlite", tmp_path / "PWNED"
-    _small_run(path)
-    con = sqlite3.connect(path)
-    con.execute("UPDATE evaluations SET payload=?", (pickle.dumps(_Evil(str(marker))),))
-    con.commit()
-    con.close()
+    small_run(path)
+    write_sql(path, "UPDATE evaluations SET payload=?", (pickle.dumps(_Evil(str(marker))),))
     assert pickle.loads(pickle.dumps(_Evil(str(tmp_path / "control")))) is not None  # the blob would run code
     assert (tmp_path / "control").exists()
     with pytest.raises(ValueError, match=r"evil\.sqlite.*pickle"):
-        _small_run(path)
+        small_run(path)
     assert not marker.exists()
 
 
@@ -108,13 +86,10 @@ def test_npz_payload_with_an_object_array_is_not_unpickled(tmp_path):
 
 def test_old_format_store_is_refused_saying_why(tmp_path):
     path = tmp_path / "old.sqlite"
-    _small_run(path)
-    con = sqlite3.connect(path)
-    con.execute("DELETE FROM meta WHERE key='format'")
-    con.commit()
-    con.close()
+    small_run(path)
+    write_sql(path, "DELETE FROM meta WHERE key='format'")
     with pytest.raises(ValueError, match=r"old\.sqlite.*older certa.*pickles"):
-        _small_run(path)
+        small_run(path)
 
 
 def test_payload_round_trip_is_exact():
@@ -161,34 +136,25 @@ def test_malformed_stores_name_the_file(tmp_path):
     with pytest.raises(ValueError, match=r"notes\.txt.*not an SQLite"):
         SQLiteStore(text)
     other = tmp_path / "other.db"
-    con = sqlite3.connect(other)
-    con.execute("CREATE TABLE t (a)")
-    con.commit()
-    con.close()
+    write_sql(other, "CREATE TABLE t (a)")
     with pytest.raises(ValueError, match=r"other\.db.*not a certa store.*\['t'\]"):
         SQLiteStore(other)
     con = sqlite3.connect(other)  # left untouched: no certa table was added
     assert {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {"t"}
     con.close()
     bad_json = tmp_path / "badjson.sqlite"
-    _small_run(bad_json)
-    con = sqlite3.connect(bad_json)
-    con.execute("UPDATE evaluations SET details='{oops' WHERE seq=1")
-    con.commit()
-    con.close()
+    small_run(bad_json)
+    write_sql(bad_json, "UPDATE evaluations SET details='{oops' WHERE seq=1")
     with pytest.raises(ValueError, match=r"badjson\.sqlite.*malformed row \(seq 1\)"):
-        _small_run(bad_json)
+        small_run(bad_json)
 
 
 def test_store_without_meta_rows_is_not_adopted(tmp_path):
     path = tmp_path / "nometa.sqlite"
-    _small_run(path)
-    con = sqlite3.connect(path)
-    con.execute("DELETE FROM meta")
-    con.commit()
-    con.close()
+    small_run(path)
+    write_sql(path, "DELETE FROM meta")
     with pytest.raises(ValueError, match=r"nometa\.sqlite.*no run fingerprint"):
-        _small_run(path)
+        small_run(path)
 
 
 # ------------------------------------------------------------------ fingerprints

@@ -6,25 +6,11 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
 
-import certa.engine.runner as runner_mod
 from certa import BanditSearchCV, JKFoldSearchCV, ProgressiveSearchCV
 from certa.cli import main
 
 X, Y = load_iris(return_X_y=True)
 LR = LogisticRegression(max_iter=300)
-
-
-@pytest.fixture
-def n_evals(monkeypatch):
-    count = {"n": 0}
-    original = runner_mod.execute
-
-    def counting(*args, **kwargs):
-        count["n"] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(runner_mod, "execute", counting)
-    return count
 
 
 FRONTS = {

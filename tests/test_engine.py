@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 from _gate import gate_env, wait_until
+from _helpers import stored_rows
 
 from certa import FunctionEvaluator, JKFoldGrid, SQLiteStore, run
 from certa.engine import Draw, Outcome, derive_seed
@@ -140,17 +141,6 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def _count(path):
-    try:
-        con = sqlite3.connect(path, timeout=5)
-        try:
-            return con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-        finally:
-            con.close()
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_resume_after_sigkill(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(SCRIPT)
@@ -158,7 +148,7 @@ def test_resume_after_sigkill(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.Popen([sys.executable, str(script), str(store), "2"], env=gate_env(tmp_path, 12, env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    wait_until(lambda: _count(store) >= 12, "12 evaluations recorded", proc)  # the 13th on wait to be killed
+    wait_until(lambda: stored_rows(store) >= 12, "12 evaluations recorded", proc)  # the 13th on wait to be killed
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     before = sqlite3.connect(store).execute("SELECT draw_key, score FROM evaluations").fetchall()

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 from _gate import wait_until
+from _helpers import stored_rows
 
 from certa import FunctionEvaluator, JKFoldGrid, run
 from certa.engine import Draw, MemoryStore, Outcome, SQLiteStore
@@ -343,23 +344,12 @@ def test_processes_share_a_store_each_draw_once(tmp_path):
 
 def test_shared_store_survives_a_killed_process(tmp_path):
     store, (victim, survivor) = _start_shared(tmp_path, 2)
-    wait_until(lambda: _rows(store) >= 6, "6 evaluations recorded")  # (if the victim is done by then, so be it)
+    wait_until(lambda: stored_rows(store) >= 6, "6 evaluations recorded")  # (if the victim is done by then, so be it)
     victim.kill()  # SIGKILL: its claim on the draw it was evaluating is left behind
     victim.communicate()
     out, err = survivor.communicate(timeout=600)
     assert survivor.returncode == 0, err[-2000:]
     _check_shared(store, [out])
-
-
-def _rows(path):
-    try:
-        con = sqlite3.connect(path, timeout=5)
-        try:
-            return con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-        finally:
-            con.close()
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_load_replays_the_drops(tmp_path):

@@ -2,12 +2,12 @@
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 
 import pytest
 from _gate import gate_env, wait_until
+from _helpers import stored_rows
 
 from certa.cli import main
 from certa.userfiles import UserFileError, read_candidates, resolve_function
@@ -60,14 +60,6 @@ ARGS = ["--candidates", "candidates.toml", "--strategy", "top_two", "--confidenc
         "--json"]
 
 
-def _rows(path):
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            return conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_killed_select_resumes_to_the_uninterrupted_result(project, capsys):
     assert main(["select", "--evaluate", "myeval:evaluate", *ARGS, "--store", "whole.sqlite"]) == 0
     whole = json.loads(capsys.readouterr().out)
@@ -79,11 +71,11 @@ def test_killed_select_resumes_to_the_uninterrupted_result(project, capsys):
     proc = subprocess.Popen([sys.executable, "-m", "certa.cli", "select", "--evaluate", "slowev:evaluate", *ARGS,
                              "--store", "cut.sqlite"], cwd=project, env=env, stdout=subprocess.DEVNULL)
     try:  # the 6th evaluation waits to be killed (tests/_gate.py): killed at 5 recorded, whatever the speed
-        wait_until(lambda: _rows(project / "cut.sqlite") >= 5, "5 evaluations recorded", proc)
+        wait_until(lambda: stored_rows(project / "cut.sqlite") >= 5, "5 evaluations recorded", proc)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    n_cut = _rows(project / "cut.sqlite")
+    n_cut = stored_rows(project / "cut.sqlite")
     assert 5 <= n_cut < n_whole, "the run was not killed half-way"
     # the killed store: certa show says so
     assert main(["show", "cut.sqlite", "--json"]) == 0
@@ -98,7 +90,7 @@ def test_killed_select_resumes_to_the_uninterrupted_result(project, capsys):
     assert resumed["n_evaluations"] == n_whole
     assert resumed["candidates"] == whole["candidates"]
     assert resumed["bandit"] == whole["bandit"]
-    assert _rows(project / "cut.sqlite") == n_whole  # nothing evaluated twice
+    assert stored_rows(project / "cut.sqlite") == n_whole  # nothing evaluated twice
 
 
 def test_select_text_output_and_strategies(project, capsys):

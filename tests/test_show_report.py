@@ -23,6 +23,7 @@ from certa.reporting.summary import candidate_intervals, ranked_table
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _gate import gate_env, wait_until
+from _helpers import stored_rows
 from run_stores import KILLED_SCRIPT, build_all
 
 METHODS = ["jkfold", "bandit", "progressive", "quantification", "nested"]
@@ -31,14 +32,6 @@ METHODS = ["jkfold", "bandit", "progressive", "quantification", "nested"]
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
     return build_all(str(tmp_path_factory.mktemp("stores")))
-
-
-def _rows(path):
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            return conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +46,10 @@ def killed(tmp_path_factory):
                             env=gate_env(d, 8, {**os.environ, "PYTHONPATH": os.getcwd()}))
     seen_running = []
     try:
-        wait_until(lambda: _rows(store) >= 3, "3 evaluations recorded", proc)
+        wait_until(lambda: stored_rows(store) >= 3, "3 evaluations recorded", proc)
         sel = certa.load(store)  # read while the other process writes
-        seen_running.append((sel.n_evaluations, sel.finished, _rows(store)))
-        wait_until(lambda: _rows(store) >= 8, "8 evaluations recorded", proc)
+        seen_running.append((sel.n_evaluations, sel.finished, stored_rows(store)))
+        wait_until(lambda: stored_rows(store) >= 8, "8 evaluations recorded", proc)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -271,20 +271,24 @@ def test_multimetric_run_resumes_from_its_store(data, tmp_path):
     _assert_same_results(second, first)
 
 
-def test_rare_class_warns_and_goes_on_with_defined_scores():
-    """A real corpus (Debian package sections) whose smallest class has 2 members, 5 folds: as scikit-learn."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
+def _debian_sample(seed, sizes):
+    """Texts and sections of a few Debian sections' training packages, ``sizes[section]`` of each."""
     from certa.datasets import load_debian_sections
 
     b = load_debian_sections()
     y_all = np.asarray(b.y_train)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     keep = []
-    for label, n in (("zope", 2), ("news", 10), ("education", 10), ("shells", 10)):
+    for label, n in sizes.items():
         keep.extend(rng.choice(np.flatnonzero(y_all == label), n, replace=False))
-    X = [b.X_train[i] for i in keep]
-    y = y_all[keep]
+    return [b.X_train[i] for i in keep], y_all[keep]
+
+
+def test_rare_class_warns_and_goes_on_with_defined_scores():
+    """A real corpus (Debian package sections) whose smallest class has 2 members, 5 folds: as scikit-learn."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    X, y = _debian_sample(0, {"zope": 2, "news": 10, "education": 10, "shells": 10})
     pipe = make_pipeline(TfidfVectorizer(), LinearSVC())
     grid = {"linearsvc__C": [0.1, 1.0]}
     with pytest.warns(UserWarning, match="least populated class in y has only 2 members"):
@@ -301,16 +305,8 @@ def test_nested_cv_with_a_two_member_class_runs():
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from certa import cross_validate_selection
-    from certa.datasets import load_debian_sections
 
-    b = load_debian_sections()
-    y_all = np.asarray(b.y_train)
-    rng = np.random.default_rng(1)
-    keep = []
-    for label, n in (("zope", 2), ("news", 10), ("education", 10)):
-        keep.extend(rng.choice(np.flatnonzero(y_all == label), n, replace=False))
-    X = [b.X_train[i] for i in keep]
-    y = y_all[keep]
+    X, y = _debian_sample(1, {"zope": 2, "news": 10, "education": 10})
     inner = JKFoldSearchCV(make_pipeline(TfidfVectorizer(), LinearSVC()), {"linearsvc__C": [0.1, 1.0]},
                            n_splits=5, n_repeats=1, random_state=0, scoring="accuracy")
     with warnings.catch_warnings():

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import errno
 import os
-import sqlite3
 
-import numpy as np
 import pytest
+from _helpers import small_run, write_sql
 
 import certa.engine.store as store_mod
-from certa import FunctionEvaluator, JKFoldGrid, SQLiteStore, TopTwoThompson, load, run
-
-
-def _small_run(path):
-    fn = lambda p, s: {"score": float(p["x"]), "payload": {"idx": np.arange(3)}}
-    return run(TopTwoThompson(0.9, max_evals=12), FunctionEvaluator(fn), {"x": [1, 2]}, random_state=0, store=path)
+from certa import FunctionEvaluator, JKFoldGrid, SQLiteStore, load, run
 
 
 # ------------------------------------------------------------------ item 5: paths
@@ -68,13 +62,10 @@ def test_a_store_where_files_cannot_be_created_says_why():
 ])
 def test_every_malformed_row_is_refused_naming_file_and_row(tmp_path, sql, message):
     path = tmp_path / "run.sqlite"
-    _small_run(path)
-    con = sqlite3.connect(path)
-    con.execute(sql, ("[" * 100_000 + "]" * 100_000,) if "?" in sql else ())
-    con.commit()
-    con.close()
+    small_run(path)
+    write_sql(path, sql, ("[" * 100_000 + "]" * 100_000,) if "?" in sql else ())
     with pytest.raises(ValueError, match=r"run\.sqlite' has a malformed row \(seq 2\): " + message):
-        _small_run(path)
+        small_run(path)
     with pytest.raises(ValueError, match=r"run\.sqlite' has a malformed row \(seq 2\)"):
         load(path)
 
@@ -82,7 +73,7 @@ def test_every_malformed_row_is_refused_naming_file_and_row(tmp_path, sql, messa
 # ------------------------------------------------------------------ issue 24 found item 5: one file
 def test_a_finished_run_and_a_reader_leave_one_file(tmp_path):
     path = tmp_path / "s.sqlite"
-    _small_run(path)
+    small_run(path)
     assert sorted(os.listdir(tmp_path)) == ["s.sqlite"]
     sel = load(path)
     assert sel.finished

@@ -10,6 +10,18 @@ from sklearn.base import clone
 from ..engine.plans import wants_stratified  # noqa: F401 - used by the fronts
 
 
+def keep_init_params(estimator: Any, arguments: dict[str, Any]) -> None:
+    """Store every ``__init__`` argument unchanged under its own name (scikit-learn's convention).
+
+    Called as ``keep_init_params(self, locals())`` first thing in a front's ``__init__``:
+    ``get_params`` and ``clone`` read the arguments back by the signature's names, and the
+    checks happen in ``fit``.
+    """
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def check_estimator_arg(estimator: Any) -> None:
     if not hasattr(estimator, "fit"):
         raise TypeError(f"estimator must be a scikit-learn style estimator with a fit method, "

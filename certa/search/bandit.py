@@ -35,6 +35,7 @@ from ._common import (
     check_fit_failures,
     check_n_samples,
     check_single_metric,
+    keep_init_params,
     rank_scores,
     refit_best,
     wants_stratified,
@@ -280,31 +281,7 @@ or Strategy, default "auto"
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
                  param_distributions: Any = None, n_iter: int = 10, callbacks: Any = None) -> None:
-        self.estimator = estimator
-        self.param_grid = param_grid
-        self.candidates = candidates
-        self.strategy = strategy
-        self.confidence = confidence
-        self.budget = budget
-        self.paired = paired
-        self.stopping = stopping
-        self.beta = beta
-        self.test_size = test_size
-        self.n_workers = n_workers
-        self.max_evals = max_evals
-        self.tolerance = tolerance
-        self.scoring = scoring
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.refit = refit
-        self.store = store
-        self.executor = executor
-        self.retries = retries
-        self.timeout = timeout
-        self.progress = progress
-        self.param_distributions = param_distributions
-        self.n_iter = n_iter
-        self.callbacks = callbacks
+        keep_init_params(self, locals())
 
     def _candidates(self, root_seed: int = 0):
         if self.candidates is not None:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 
+from ._common import keep_init_params
 from ._sklearn import EngineSearchCV
 
 _COMMON_PARAMS_DOC = """
@@ -161,26 +162,7 @@ class JKFoldSearchCV(EngineSearchCV):
                  store: str | os.PathLike | None = None, executor: Any = None,
                  retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
                  cache_transformers: bool = False, callbacks: Any = None) -> None:
-        self.estimator = estimator
-        self.param_grid = param_grid
-        self.n_splits = n_splits
-        self.n_repeats = n_repeats
-        self.scoring = scoring
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.refit = refit
-        self.cv = cv
-        self.verbose = verbose
-        self.pre_dispatch = pre_dispatch
-        self.error_score = error_score
-        self.return_train_score = return_train_score
-        self.store = store
-        self.executor = executor
-        self.retries = retries
-        self.timeout = timeout
-        self.progress = progress
-        self.cache_transformers = cache_transformers
-        self.callbacks = callbacks
+        keep_init_params(self, locals())
 
     def _candidate_params(self, root_seed: int) -> list[dict[str, Any]]:
         # scikit-learn's rules and messages; as in GridSearchCV, {} is one candidate: the estimator's defaults
@@ -229,26 +211,7 @@ class RandomizedJKFoldSearchCV(EngineSearchCV):
                  pre_dispatch: Any = "2*n_jobs", error_score: Any = np.nan, return_train_score: bool = False,
                  store: str | os.PathLike | None = None, executor: Any = None, retries: int = 0,
                  timeout: float | None = None, progress: bool | str = "auto", callbacks: Any = None) -> None:
-        self.estimator = estimator
-        self.param_distributions = param_distributions
-        self.n_iter = n_iter
-        self.n_splits = n_splits
-        self.n_repeats = n_repeats
-        self.scoring = scoring
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.refit = refit
-        self.cv = cv
-        self.verbose = verbose
-        self.pre_dispatch = pre_dispatch
-        self.error_score = error_score
-        self.return_train_score = return_train_score
-        self.store = store
-        self.executor = executor
-        self.retries = retries
-        self.timeout = timeout
-        self.progress = progress
-        self.callbacks = callbacks
+        keep_init_params(self, locals())
 
     cache_transformers = False
 

@@ -21,6 +21,7 @@ from ._common import (
     check_fit_failures,
     check_n_samples,
     check_single_metric,
+    keep_init_params,
     param_columns,
     refit_best,
     wants_stratified,
@@ -187,31 +188,7 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None,
                  progress: bool | str = "auto", cache_transformers: bool = False, callbacks: Any = None) -> None:
-        self.estimator = estimator
-        self.param_grid = param_grid
-        self.schedule = schedule
-        self.survival = survival
-        self.floor = floor
-        self.bin_width = bin_width
-        self.confidence = confidence
-        self.cap = cap
-        self.baseline = baseline
-        self.budget = budget
-        self.confirm_folds = confirm_folds
-        self.baseline_rule = baseline_rule
-        self.train_fraction = train_fraction
-        self.eval_fraction = eval_fraction
-        self.scoring = scoring
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.refit = refit
-        self.store = store
-        self.executor = executor
-        self.retries = retries
-        self.timeout = timeout
-        self.progress = progress
-        self.cache_transformers = cache_transformers
-        self.callbacks = callbacks
+        keep_init_params(self, locals())
 
     def fit(self, X: Any, y: Any = None, **fit_params: Any) -> ProgressiveSearchCV:
         """Run the rounds, choose, and refit the choice on all data.

@@ -36,6 +36,7 @@ from ._common import (
     DelegateToBestMixin,
     check_estimator_arg,
     check_n_samples,
+    keep_init_params,
     param_columns,
     rank_scores,
     refit_best,
@@ -404,22 +405,7 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
                  n_jobs: int | None = None, executor: Any = None, store: str | os.PathLike | None = None,
                  random_state: int | None = 0, retries: int = 0, timeout: float | None = None,
                  progress: bool | str = "auto") -> None:
-        self.estimator = estimator
-        self.param_grid = param_grid
-        self.measure = measure
-        self.quantifier = quantifier
-        self.delta = delta
-        self.sigmas = sigmas
-        self.bound = bound
-        self.tie_break = tie_break
-        self.keep_models = keep_models
-        self.n_jobs = n_jobs
-        self.executor = executor
-        self.store = store
-        self.random_state = random_state
-        self.retries = retries
-        self.timeout = timeout
-        self.progress = progress
+        keep_init_params(self, locals())
 
     def fit(self, X: Any, y: Any, X_unlabeled: Any) -> QuantificationBoundSearch:
         """Fit every candidate on ``(X, y)``, bound it on ``X_unlabeled``, keep the best.

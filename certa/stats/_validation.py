@@ -16,6 +16,16 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 ZERO_SPREAD_RTOL = 1e-12
 
 
+def as_float_array(value: Any, message: str) -> np.ndarray:
+    """Return ``value`` as a float array, or raise ``TypeError(message)`` (for a string too)."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(message)
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(message) from None
+
+
 def as_1d_float(x: Any, name: str, *, min_size: int = 1) -> np.ndarray:
     """Return ``x`` as a finite 1-D float array or raise naming ``name``."""
     if isinstance(x, (str, bytes)) or np.ndim(x) == 0:

@@ -8,7 +8,7 @@ import numpy as np
 from scipy import stats as _sps
 
 from certa.stats._result import TestResult
-from certa.stats._validation import check_alternative
+from certa.stats._validation import as_float_array, check_alternative
 
 __all__ = ["mcnemar", "mcnemar_table"]
 
@@ -21,12 +21,7 @@ _ASSUME = (
 
 
 def _check_table(table: Any) -> np.ndarray:
-    if isinstance(table, (str, bytes)):
-        raise TypeError("table must be a 2x2 array-like of counts")
-    try:
-        arr = np.asarray(table, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("table must be a 2x2 array-like of counts") from None
+    arr = as_float_array(table, "table must be a 2x2 array-like of counts")
     if arr.shape != (2, 2):
         raise ValueError(f"table must have shape (2, 2), got {arr.shape}")
     if not np.isfinite(arr).all():

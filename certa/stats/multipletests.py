@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from certa.stats._validation import as_float_array
+
 __all__ = ["bonferroni", "holm"]
+
+_SECTIONS = """Parameters
+    ----------
+    pvalues : array-like of shape (m,)
+        Raw p-values in ``[0, 1]``.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        Adjusted p-values, in the input order."""
+
+
+def _with_sections(adjust: Callable) -> Callable:
+    """Put the Parameters and Returns sections both adjustments share at ``{sections}`` in the docstring."""
+    if adjust.__doc__:  # None under python -OO
+        adjust.__doc__ = adjust.__doc__.replace("{sections}", _SECTIONS)
+    return adjust
 
 
 def _check_pvalues(pvalues: Any) -> np.ndarray:
-    if isinstance(pvalues, (str, bytes)):
-        raise TypeError("pvalues must be a 1-D array-like of numbers")
-    try:
-        p = np.asarray(pvalues, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("pvalues must be a 1-D array-like of numbers") from None
+    p = as_float_array(pvalues, "pvalues must be a 1-D array-like of numbers")
     if p.ndim != 1:
         raise ValueError(f"pvalues must be 1-D, got shape {p.shape}")
     if np.isnan(p).any():
@@ -26,21 +41,14 @@ def _check_pvalues(pvalues: Any) -> np.ndarray:
     return p
 
 
+@_with_sections
 def bonferroni(pvalues: Any) -> np.ndarray:
     """Bonferroni-adjusted p-values ``min(1, m * p_i)`` for ``m`` tests.
 
     Reject hypothesis ``i`` at family-wise level ``alpha`` when the adjusted value is
     ``<= alpha``. Valid under any dependence between the tests.
 
-    Parameters
-    ----------
-    pvalues : array-like of shape (m,)
-        Raw p-values in ``[0, 1]``.
-
-    Returns
-    -------
-    ndarray of shape (m,)
-        Adjusted p-values, in the input order.
+    {sections}
 
     Examples
     --------
@@ -51,6 +59,7 @@ def bonferroni(pvalues: Any) -> np.ndarray:
     return np.minimum(1.0, p * p.size)
 
 
+@_with_sections
 def holm(pvalues: Any) -> np.ndarray:
     """Holm's (1979) step-down adjusted p-values.
 
@@ -59,15 +68,7 @@ def holm(pvalues: Any) -> np.ndarray:
     maximum keeps the adjusted values monotone). Uniformly more powerful than
     Bonferroni, same family-wise guarantee, valid under any dependence.
 
-    Parameters
-    ----------
-    pvalues : array-like of shape (m,)
-        Raw p-values in ``[0, 1]``.
-
-    Returns
-    -------
-    ndarray of shape (m,)
-        Adjusted p-values, in the input order.
+    {sections}
 
     Examples
     --------

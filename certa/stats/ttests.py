@@ -22,6 +22,7 @@ from scipy import stats as _sps
 from certa.stats._result import TestResult
 from certa.stats._validation import (
     ZERO_SPREAD_RTOL,
+    as_float_array,
     check_alternative,
     check_confidence,
     check_positive_int,
@@ -323,25 +324,20 @@ def corrected_repeated_kfold_ttest(
     )
 
 
-def _check_5x2(diffs: Any) -> np.ndarray:
-    if isinstance(diffs, (str, bytes)):
-        raise TypeError("diffs must be a (5, 2) array-like of score differences")
-    try:
-        d = np.asarray(diffs, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("diffs must be a (5, 2) array-like of score differences") from None
+def _5x2_parts(diffs: Any) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The checked (5, 2) differences ``d``, their ``s_i^2``, their largest magnitude, and
+    the level at or below which a sum of ``s_i^2`` counts as zero (rounding, not spread)."""
+    d = as_float_array(diffs, "diffs must be a (5, 2) array-like of score differences")
     if d.shape != (5, 2):
         raise ValueError(
             f"diffs must have shape (5, 2) (5 replications x 2 folds), got {d.shape}"
         )
     if not np.isfinite(d).all():
         raise ValueError("diffs contains NaN or infinite values")
-    return d
-
-
-def _5x2_variances(d: np.ndarray) -> np.ndarray:
-    """s_i^2 = sum over the two folds of (d_ij - mean_i)^2 (Dietterich 1998, eq. for s_i^2)."""
-    return np.sum((d - d.mean(axis=1, keepdims=True)) ** 2, axis=1)
+    # s_i^2 = sum over the two folds of (d_ij - mean_i)^2 (Dietterich 1998, eq. for s_i^2)
+    s2 = np.sum((d - d.mean(axis=1, keepdims=True)) ** 2, axis=1)
+    scale = float(np.max(np.abs(d)))
+    return d, s2, scale, (ZERO_SPREAD_RTOL * max(scale, np.finfo(float).tiny)) ** 2
 
 
 def ttest_5x2cv(diffs: Any, *, alternative: str = "two-sided") -> TestResult:
@@ -373,12 +369,10 @@ def ttest_5x2cv(diffs: Any, *, alternative: str = "two-sided") -> TestResult:
     >>> round(ttest_5x2cv(d).statistic, 3)
     1.265
     """
-    d = _check_5x2(diffs)
+    d, s2, scale, zero = _5x2_parts(diffs)
     alternative = check_alternative(alternative)
-    s2 = _5x2_variances(d)
-    scale = float(np.max(np.abs(d)))
     num = float(d[0, 0])
-    if float(np.sum(s2)) <= (ZERO_SPREAD_RTOL * max(scale, np.finfo(float).tiny)) ** 2:
+    if float(np.sum(s2)) <= zero:
         t, p = degenerate_t(num, scale, alternative)
     else:
         t = num / float(np.sqrt(np.mean(s2)))
@@ -422,13 +416,10 @@ def ftest_5x2cv(diffs: Any) -> TestResult:
     >>> round(ftest_5x2cv(d).statistic, 3)
     1.0
     """
-    d = _check_5x2(diffs)
-    s2 = _5x2_variances(d)
-    scale = float(np.max(np.abs(d)))
-    tiny = (ZERO_SPREAD_RTOL * max(scale, np.finfo(float).tiny)) ** 2
+    d, s2, scale, zero = _5x2_parts(diffs)
     num = float(np.sum(d**2))
     den = 2.0 * float(np.sum(s2))
-    if den <= tiny:
+    if den <= zero:
         if scale == 0.0:
             f, p = 0.0, 1.0
         else:

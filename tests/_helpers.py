@@ -1,0 +1,36 @@
+"""Helpers shared by several test files: a small run kept in a store, and counting or altering a store's rows."""
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from certa import FunctionEvaluator, TopTwoThompson, run
+
+
+def small_run(path, fn=None):
+    """Two candidates, a top-two run of at most 12 evaluations kept in the store ``path``."""
+    fn = fn or (lambda p, s: {"score": float(p["x"]), "payload": {"idx": np.arange(3)}})
+    return run(TopTwoThompson(0.9, max_evals=12), FunctionEvaluator(fn), {"x": [1, 2]}, random_state=0, store=path)
+
+
+def stored_rows(path) -> int:
+    """Rows (evaluations) recorded so far in the store ``path``, read-only; 0 before it has any."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.OperationalError:
+        return 0
+    try:
+        return con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
+def write_sql(path, sql: str, params=()) -> None:
+    """Run one statement on the SQLite file ``path`` and commit (to tamper with a store as a user or an attacker could)."""
+    con = sqlite3.connect(path)
+    con.execute(sql, params)
+    con.commit()
+    con.close()
