@@ -13,6 +13,9 @@ Three compact datasets, derived from real public data by ``scripts/build_dataset
 
 Everything is read from package data with :mod:`importlib.resources` (works from an
 installed wheel) and parsed once per process; every call returns fresh copies.
+
+Data only: imports nothing of certa (numpy, pandas and scikit-learn's ``Bunch``); used by the
+demo, the examples, the tests and the benchmarks.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""certa's engine: candidates, draws, strategies (ask/tell), evaluators, executors, store, runner."""
+"""certa's engine: candidates, draws, strategies (ask/tell), evaluators, executors, store, runner.
+
+The bottom room: the one loop (:func:`run`) and the pieces it turns, shared by every method.
+Imports nothing else of certa; imported by every other room (the strategies, the planning,
+analysis and reporting rooms, and the fronts).
+"""
 from .callbacks import Callback, Evaluation, RunView
 from .candidates import Candidate, as_candidates, candidates_from_grid, named_candidates
 from .draws import Draw, Outcome, derive_seed, row_seed, split_draw

@@ -7,4 +7,7 @@
   stated confidence.
 
 The modules import their tool only when used, so ``import certa`` never needs them.
+
+Fronts, like :mod:`certa.search`: they may import anything of certa below them (the engine,
+:mod:`certa.search`, :mod:`certa.reporting`); nothing in certa imports them.
 """

@@ -11,6 +11,10 @@ Which test fits which design is explained in ``docs/statistics.md``. In short:
 - independent paired scores (e.g. per test example, or per independent data set):
   :func:`paired_permutation_test`, :func:`paired_bootstrap_ci`, :func:`paired_ttest`;
 - several comparisons: :func:`holm` (or :func:`bonferroni`) on the p-values.
+
+A room at the bottom, beside :mod:`certa.engine`: the tests take plain arrays of scores (or, for
+:func:`differences_5x2cv`, two estimators) and import nothing else of certa; imported by
+:mod:`certa.strategies` (the progressive race), :mod:`certa.analysis` and the demo.
 """
 
 from certa.stats._result import ConfidenceInterval, TestResult
