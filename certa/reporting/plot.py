@@ -73,6 +73,11 @@ def _draw_key(ax: Any, key: list[str], below: float) -> None:
                 family="monospace")
 
 
+def _legend_outside(ax: Any) -> None:
+    """The legend to the right of the axes, where it hides no curve."""
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
 def _axes(ax: Any, size: tuple[float, float] = (7, 4)):
     if ax is not None:
         return ax
@@ -219,7 +224,7 @@ def partition_choices(selection: Any, ax: Any = None):
     ax.set_xlabel("partition j")
     ax.set_ylabel("mean score over the K folds")
     ax.set_title("Choice per partition", fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _legend_outside(ax)
     _draw_key(ax, [k for k in key if k.split("  ", 1)[0] in {labels[c] for c in named}], -0.16)
     return ax
 
@@ -261,7 +266,7 @@ def evaluations_over_time(selection: Any, ax: Any = None, share: bool = False):
     ax.set_xlabel("evaluations so far")
     ax.set_ylabel("share of the evaluations" if share else "evaluations of the candidate")
     ax.set_title("Evaluations per candidate over the run", fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _legend_outside(ax)
     _draw_key(ax, key, -0.16)
     return ax
 
@@ -317,7 +322,7 @@ def belief(selection: Any, ax: Any = None):
     ax.set_ylim(0, 1.02)
     ax.set_title("Posterior P(best) per candidate" + (" and the GLR guarantee" if reached is not None else ""),
                  fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _legend_outside(ax)
     _draw_key(ax, key, -0.16)
     return ax
 
@@ -341,7 +346,7 @@ def learning_curves(selection: Any, ax: Any = None):
     ax.set_ylabel("score")
     ax.set_title("Score against training size per setting", fontsize="medium")
     if len(sel.candidates) <= 12:
-        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        _legend_outside(ax)
         _draw_key(ax, key, -0.16)
     return ax
 
