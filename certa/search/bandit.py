@@ -70,6 +70,17 @@ def resolve_paired(strategy: str | Strategy, paired: bool | None, unpaired_optio
     return bool(paired)
 
 
+def _fixed_confidence_cap(strategy: str, confidence: float | None, max_evals: int | str | None,
+                          n_candidates: int | None) -> int | None:
+    """The evaluation cap of a fixed-confidence strategy, once its confidence is known to be given."""
+    if isinstance(max_evals, str) and n_candidates is None:
+        raise ValueError("max_evals='auto' needs n_candidates (the cap is 200 evaluations per candidate)")
+    max_evals = resolve_max_evals(max_evals, n_candidates or 0)
+    if confidence is None:
+        raise ValueError(f"strategy={strategy!r} is a fixed-confidence method: give confidence, e.g. 0.95")
+    return max_evals
+
+
 def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None,
                   stopping: str | None = None, n_workers: int | None = None, max_evals: int | str | None = None,
                   transform: str | None = None, beta: float | str | None = None,
@@ -96,11 +107,7 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {list(STRATEGIES)} or a certa Strategy, got {strategy!r}")
     if resolve_paired(strategy, paired, any(v is not None for v in (stopping, beta, transform))):
-        if isinstance(max_evals, str) and n_candidates is None:
-            raise ValueError("max_evals='auto' needs n_candidates (the cap is 200 evaluations per candidate)")
-        max_evals = resolve_max_evals(max_evals, n_candidates or 0)
-        if confidence is None:
-            raise ValueError("strategy='paired' is a fixed-confidence method: give confidence, e.g. 0.95")
+        max_evals = _fixed_confidence_cap("paired", confidence, max_evals, n_candidates)
         for name, value in (("stopping", stopping), ("beta", beta), ("transform", transform)):
             if value is not None and not (name == "stopping" and value == "paired"):
                 raise ValueError(f"{name}={value!r} applies to the unpaired strategies; the paired strategy "
@@ -114,11 +121,7 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
         if tolerance:
             raise ValueError(f"tolerance applies to the fixed-confidence strategies, not strategy={strategy!r}")
         return SequentialHalving(budget) if strategy == "sequential_halving" else EqualAllocation(budget)
-    if isinstance(max_evals, str) and n_candidates is None:
-        raise ValueError("max_evals='auto' needs n_candidates (the cap is 200 evaluations per candidate)")
-    max_evals = resolve_max_evals(max_evals, n_candidates or 0)
-    if confidence is None:
-        raise ValueError(f"strategy={strategy!r} is a fixed-confidence method: give confidence, e.g. 0.95")
+    max_evals = _fixed_confidence_cap(strategy, confidence, max_evals, n_candidates)
     if strategy == "fiesta":
         for name, value in (("stopping", stopping), ("beta", beta)):
             if value is not None and value != FIESTA_SETTINGS[name]:
