@@ -1,11 +1,18 @@
-"""Helpers shared by several test files: a small run kept in a store, and counting or altering a store's rows."""
+"""Helpers shared by several test files: a small run kept in a store, counting or altering a store's rows,
+and running code in fresh interpreters."""
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from certa import FunctionEvaluator, TopTwoThompson, run
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def small_run(path, fn=None):
@@ -34,3 +41,13 @@ def write_sql(path, sql: str, params=()) -> None:
     con.execute(sql, params)
     con.commit()
     con.close()
+
+
+def outputs_under_hash_seeds(code: str, *args: str) -> list[str]:
+    """The standard output (stripped) of ``python -c code *args`` under ``PYTHONHASHSEED`` 1 and 2, certa importable."""
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
+        outs.append(subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                                   text=True, check=True).stdout.strip())
+    return outs

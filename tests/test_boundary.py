@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import io
-import os
 import pickle
 import sqlite3
-import subprocess
 import sys
 import textwrap
 import warnings
@@ -13,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import small_run, write_sql
+from _helpers import outputs_under_hash_seeds, small_run, write_sql
 from sklearn.datasets import load_iris
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import FitFailedWarning
@@ -244,11 +242,7 @@ _FP_MODULE = textwrap.dedent('''
 def test_fingerprint_is_stable_across_processes(tmp_path):
     (tmp_path / "fp_mod.py").write_text(_FP_MODULE)
     code = "import sys; sys.path.insert(0, sys.argv[1]); import fp_mod; print(fp_mod.fingerprints())"
-    outs = []
-    for seed in ("1", "2"):
-        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
-        outs.append(subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True,
-                                   text=True, check=True).stdout.strip())
+    outs = outputs_under_hash_seeds(code, str(tmp_path))
     assert outs[0] == outs[1] and outs[0].startswith("['")
 
 

@@ -1,20 +1,15 @@
 """Issue 26 item 1: the code of the user's classes counts in a run's fingerprint."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import outputs_under_hash_seeds
 from sklearn.datasets import load_iris
 
 from certa import FunctionEvaluator, JKFoldGrid, JKFoldSearchCV, run
 from certa.engine.fingerprint import stable_hash
-
-ROOT = Path(__file__).resolve().parents[1]
 
 SCORER = textwrap.dedent('''
     import numpy as np
@@ -100,9 +95,5 @@ def test_class_fingerprint_is_stable_across_processes(tmp_path):
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import user_classes as m; "
             "from certa.engine.fingerprint import stable_hash; "
             "print(stable_hash(m.Scorer(0.05)), stable_hash(m.Flipped(C=2.0)))")
-    outs = []
-    for seed in ("1", "2"):
-        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
-        outs.append(subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True,
-                                   text=True, check=True).stdout.strip())
+    outs = outputs_under_hash_seeds(code, str(tmp_path))
     assert outs[0] == outs[1] and len(outs[0].split()) == 2

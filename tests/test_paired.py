@@ -364,13 +364,7 @@ def test_vectorised_driver_decides_as_the_strategy_on_the_same_rows(tolerance):
         matrix = rng.normal([0.0, -0.3, -0.35, -1.0], 1.0, size=(3000, 4)) + rng.normal(0, 1.0, size=(3000, 1))
         strat = PairedElimination(0.9, tolerance=tolerance)
         strat.start(4, 0)
-        while not strat.finished:
-            draws = []
-            while (d := strat.ask()) is not None:
-                draws.append(d)
-            for d in draws:
-                strat.tell(d, Outcome(float(matrix[d.index[0], d.candidate])))
-        res = strat.result()
+        res = _run_on_rows(strat, matrix)
         rep = simulate_paired_batch(_FixedRows(matrix), confidence=0.9, tolerance=tolerance, n_runs=1)
         assert int(rep.evaluations[0]) == int(res["evaluations"].sum())
         assert int(rep.chosen[0]) == res["best"]
