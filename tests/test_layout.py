@@ -16,8 +16,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "certa"
 #: Each room's layer: a room may import only rooms of a lower layer (and itself). The same order
 #: is drawn in docs/design.md.
 LAYER = {
-    "engine": 0, "stats": 0, "quantification": 0, "datasets": 0, "learners": 0,
-    "strategies": 1,
+    "engine": 0, "stats": 0, "datasets": 0, "learners": 0,
+    "strategies": 1, "quantification": 1,
     "planning": 2, "analysis": 2,
     "reporting": 3,
     "search": 4,
@@ -77,7 +77,7 @@ def test_every_room_is_in_the_layer_table_and_says_what_it_is_for():
     assert rooms <= set(LAYER), sorted(rooms - set(LAYER))
     for init in ROOT.glob("*/__init__.py"):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
-        assert doc and "import" in doc, f"{init.parent.name}/__init__.py: say what the room is for and may import"
+        assert doc and "import" in doc.lower(), f"{init.parent.name}/__init__.py: say what the room is for and may import"
 
 
 def test_imports_go_down_the_layers_only():
