@@ -401,7 +401,14 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     >>> bool(rep.wrong.mean() <= 0.1)
     True
     """
-    from ..strategies._paired import CONTRAST_ROWS, pair_statistics, paired_offsets, paired_threshold
+    from ..strategies._paired import (
+        CONTRAST_ROWS,
+        pair_statistics,
+        pair_values,
+        paired_offsets,
+        paired_threshold,
+        score_variance,
+    )
 
     confidence = check_confidence(confidence)
     n_runs = check_int("n_runs", n_runs, 1)
@@ -436,10 +443,16 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
         t[5][idx] += np.where(a, x * x, 0.0)
 
     def contrast(idx: np.ndarray, eps: float) -> np.ndarray:
-        w = pair_statistics(*(t[idx] for t in con), eps)
         p = partner[idx]
-        out = np.take_along_axis(w, np.maximum(p, 0)[:, None, :], axis=1)[:, 0, :]
-        return np.where(p >= 0, out, -np.inf)
+        rows = np.maximum(p, 0)[:, None, :]   # each run's (partner, j) entries only
+
+        def pick(a: np.ndarray) -> np.ndarray:
+            return np.take_along_axis(a[idx], rows, axis=1)[:, 0, :]
+
+        sv = score_variance(con[3][idx], con[4][idx], con[5][idx])
+        w = pair_values(pick(con[0]), pick(con[1]), pick(con[2]), np.take_along_axis(sv, rows[:, 0, :], axis=1), sv,
+                        eps)
+        return np.where(p >= 0, w, -np.inf)
 
     while active.any():
         idx = np.flatnonzero(active)

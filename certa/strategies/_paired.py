@@ -175,7 +175,7 @@ def contrast_share(n_candidates: int, share: float | None = None) -> float:
     k = _check_n_candidates(n_candidates)
     a = CONTRAST_SHARE if share is None else float(share)
     if not 0.0 <= a < 1.0:
-        raise ValueError(f"share must be in [0, 1), got {share!r}")
+        raise ValueError(f"contrast_share must be in [0, 1), got {share!r}")
     return 0.0 if k == 2 else a
 
 
@@ -277,20 +277,38 @@ class PairTable:
         and for pairs with fewer than 2 common rows)."""
         return pair_statistics(self.n, self.s, self.ss, self.score_n, self.score_s, self.score_ss, tolerance)
 
+    def pair_statistic(self, i: np.ndarray, j: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
+        """``W[i, j]`` for the given pairs only (``i != j``), as :meth:`statistics` would give them."""
+        sv = score_variance(self.score_n, self.score_s, self.score_ss)
+        return pair_values(self.n[i, j], self.s[i, j], self.ss[i, j], sv[i], sv[j], tolerance)
+
+
+def score_variance(score_n: np.ndarray, score_s: np.ndarray, score_ss: np.ndarray) -> np.ndarray:
+    """``ddof=0`` variance of each candidate's scores from running sums (0 without a score)."""
+    sn = np.maximum(score_n, 1.0)
+    sm = score_s / sn
+    return np.maximum(score_ss / sn - sm * sm, 0.0)
+
+
+def pair_values(n: np.ndarray, s: np.ndarray, ss: np.ndarray, var_i: np.ndarray, var_j: np.ndarray,
+                tolerance: float = 0.0) -> np.ndarray:
+    """``W`` of pairs ``(i, j)`` given their running sums of ``x_i - x_j`` and the two candidates' score
+    variances (any shape, element by element), with the variance floor; ``-inf`` below 2 common rows."""
+    nn = np.maximum(n, 1.0)
+    m = s / nn
+    v = np.maximum(ss / nn - m * m, 0.0)
+    v = np.maximum(v, DIFF_VAR_FLOOR * 0.5 * (var_i + var_j))
+    w = paired_statistic(n, m, v, tolerance)
+    w[n < 2] = -np.inf
+    return w
+
 
 def pair_statistics(n: np.ndarray, s: np.ndarray, ss: np.ndarray, score_n: np.ndarray, score_s: np.ndarray,
                     score_ss: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
     """``W[..., i, j]`` from running sums of the pairs' differences (``n, s, ss``: ``(..., K, K)``) and
     of the scores (``(..., K)``), with the variance floor; any leading shape (rows = runs)."""
-    nn = np.maximum(n, 1.0)
-    m = s / nn
-    v = np.maximum(ss / nn - m * m, 0.0)
-    sn = np.maximum(score_n, 1.0)
-    sm = score_s / sn
-    sv = np.maximum(score_ss / sn - sm * sm, 0.0)
-    v = np.maximum(v, DIFF_VAR_FLOOR * 0.5 * (sv[..., :, None] + sv[..., None, :]))
-    w = paired_statistic(n, m, v, tolerance)
-    w[n < 2] = -np.inf
+    sv = score_variance(score_n, score_s, score_ss)
+    w = pair_values(n, s, ss, sv[..., :, None], sv[..., None, :], tolerance)
     k = n.shape[-1]
     w[..., np.arange(k), np.arange(k)] = -np.inf
     return w

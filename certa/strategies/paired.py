@@ -160,11 +160,9 @@ class PairedElimination(Strategy):
 
     def _contrast_statistic(self, tolerance: float) -> np.ndarray:
         """``C_j``: the partner's statistic against ``j`` on the contrast's rows (``-inf`` without a partner)."""
-        w = self._contrast.statistics(tolerance)
-        k = self.n_candidates
         has = self._partner >= 0
-        out = np.full(k, -np.inf)
-        out[has] = w[self._partner[has], np.arange(k)[has]]
+        out = np.full(self.n_candidates, -np.inf)
+        out[has] = self._contrast.pair_statistic(self._partner[has], np.flatnonzero(has), tolerance)
         return out
 
     def _against(self) -> np.ndarray:
