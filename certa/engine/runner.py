@@ -288,6 +288,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     if hard_timeout and pool.timeout is not None:
         pool.preload(ship.token, ship.blob)
         ship.eager = 0
+    strategy.set_workers(n_workers)
     strategy.start(len(cands), seed)
     view = RunView(strategy, cands, seed, getattr(the_store, "path", None))
     owner = Owner.current()

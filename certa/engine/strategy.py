@@ -26,6 +26,21 @@ class Strategy(ABC):
 
     max_pending: int | None = None
 
+    def set_workers(self, n_workers: int) -> None:
+        """Tell the strategy how many evaluations the executor runs at once (the runner, or a
+        virtual clock, calls this before :meth:`start`). A strategy may use it to keep the
+        workers busy (asking ahead), never to change a decision: the choice must not depend
+        on it. Not part of :meth:`spec`, so a run resumes with any number of workers."""
+        n = int(n_workers)
+        if n < 1:
+            raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}")
+        self._n_workers = n
+
+    @property
+    def n_workers(self) -> int:
+        """Evaluations the executor runs at once, as last told by :meth:`set_workers` (1 if never told)."""
+        return getattr(self, "_n_workers", 1)
+
     def start(self, n_candidates: int, seed: int) -> None:
         """Reset the strategy for a run over ``n_candidates`` with root ``seed``."""
         if n_candidates < 1:
