@@ -440,6 +440,10 @@ class BatchThompson(_Confident):
     ``rule="thompson", stopping="glr"`` warns.
     """
 
+    #: The configured batch size (part of :meth:`spec`); shadows :attr:`Strategy.n_workers`, so the
+    #: runner's :meth:`set_workers` (the executor's workers) does not change what this strategy asks.
+    n_workers: int = 1
+
     def __init__(self, confidence: float, n_workers: int = 4, *, rule: str = "top_two",
                  beta: float | str = DEFAULT_BETA, min_evals: int = 3, stopping: str | None = None,
                  transform: str | None = None, max_evals: int | None = None, tolerance: float = 0.0) -> None:
@@ -475,6 +479,10 @@ class UniformUntilConfident(_Confident):
     baseline); ``check="round"`` only after each complete round, as FIESTA's
     ``non_adaptive_fc`` does.
     """
+
+    #: The configured batch size (part of :meth:`spec`); shadows :attr:`Strategy.n_workers`, so the
+    #: runner's :meth:`set_workers` (the executor's workers) does not change what this strategy asks.
+    n_workers: int = 1
 
     def __init__(self, confidence: float, min_evals: int = 3, *, stopping: str = DEFAULT_STOPPING,
                  transform: str | None = None, max_evals: int | None = None, n_workers: int = 1,
