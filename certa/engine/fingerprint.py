@@ -23,15 +23,22 @@ What is hashed, by kind:
   numbers are left out, so moving a function in its file keeps its fingerprint;
 * bound methods: the function and the object; ``functools.partial``: function, args, keywords;
 * scikit-learn estimators (anything with ``get_params``): the class and ``get_params(deep=False)``,
-  recursively (nested estimators, arrays);
+  recursively (nested estimators, arrays), and what ``set_fit_request(...)`` and the like asked
+  (metadata routing), when anything was;
 * classes: those of the standard library, installed packages and certa by qualified name; the
   user's own classes (a callable-class scorer, a subclass of ``LogisticRegression``) also by
   their code: every function defined in the class body (methods, static and class methods,
-  property accessors) hashed as functions are, class attributes (constants and containers by
-  value, other objects by type), and their bases the same way (so a user base class counts,
-  an installed one by name);
+  property accessors, methods under ``functools.lru_cache``) hashed as functions are, class
+  attributes (constants and containers by value, other objects by type), and their bases the
+  same way (so a user base class counts, an installed one by name);
 * builtins: their qualified name;
 * other objects: the class (as above) and their ``__dict__`` (``__slots__`` values), recursively.
+
+What Python adds to a class or an object lazily, on first use, is left out, so using a run's
+objects does not change its fingerprint (issue 31 item 1): ``__slotnames__`` (added to a class by
+the first pickle or copy of an instance, so by any run with ``n_jobs >= 2``), the caches of
+``abc`` and ``typing.Protocol``, annotation caches, the values ``functools.cached_property`` keeps
+in an object (its code counts) and what ``functools.lru_cache`` has cached (its function counts).
 
 Not covered: the state of mutable globals (a dict a function reads is hashed by its type only,
 since it may change while the run goes on), code reached only through an object's attributes
@@ -107,7 +114,9 @@ def token(obj: Any, _seen: frozenset = frozenset()) -> Any:
         except Exception:  # noqa: BLE001 - not a real estimator: fall through to its attributes
             params = None
         if params is not None:
-            return ("estimator", _class_token(type(obj), seen), token(params, seen))
+            requests = _metadata_requests(obj)
+            extra = () if requests is None else (("metadata-requests", token(requests, seen)),)
+            return ("estimator", _class_token(type(obj), seen), token(params, seen)) + extra
     if len(seen) > _MAX_DEPTH:  # a deep object graph (e.g. a model held in a closure): its type only
         return ("deep", _qualname(type(obj)))
     state = _object_state(obj)
@@ -124,9 +133,29 @@ def _is_data_container(obj: Any) -> bool:
     return mod.startswith(("pandas.", "scipy.sparse", "polars.", "pyarrow."))
 
 
+def _metadata_requests(estimator: Any) -> Any:
+    """What ``set_fit_request(...)`` and the like asked of a scikit-learn estimator (which metadata its
+    fit, score, ... receive under metadata routing), or None when nothing was asked."""
+    requests = getattr(estimator, "__dict__", {}).get("_metadata_request")
+    if requests is None:
+        return None
+    try:
+        return requests._serialize()
+    except Exception:  # noqa: BLE001 - another scikit-learn version: identified by its type
+        return ("unreadable", _qualname(type(requests)))
+
+
+def _derived_attributes(cls: type) -> set[str]:
+    """Names of ``functools.cached_property`` attributes: computed from the code and the rest of the state,
+    they are kept in the object's ``__dict__`` after the first access, which changes nothing."""
+    return {name for klass in cls.__mro__ for name, value in vars(klass).items()
+            if isinstance(value, functools.cached_property)}
+
+
 def _object_state(obj: Any) -> dict | None:
     if hasattr(obj, "__dict__"):
-        return dict(vars(obj))
+        derived = _derived_attributes(type(obj))
+        return {k: v for k, v in vars(obj).items() if k not in derived}
     slots = [s for cls in type(obj).__mro__ for s in getattr(cls, "__slots__", ())]
     if slots:
         return {s: getattr(obj, s) for s in slots if hasattr(obj, s)}
@@ -179,10 +208,16 @@ def _function_token(fn: types.FunctionType, seen: frozenset) -> tuple:
             token(fn.__kwdefaults__, seen), closure, tuple(referenced))
 
 
-# Entries of a class body that do not change behaviour, or that differ between processes or lines.
+# Entries of a class body that do not change behaviour, or that differ between processes or lines, and
+# those Python adds to a class lazily, on first use (issue 31 item 1): ``__slotnames__`` (added by the
+# first pickle or copy of an instance: any n_jobs >= 2 run pickles the user's objects), the annotation
+# caches, and the caches and registries of ``abc`` (C and pure-Python) and ``typing.Protocol``.
 _CLASS_NOISE = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "__firstlineno__",
                           "__static_attributes__", "__annotations__", "__orig_bases__", "__parameters__",
-                          "_abc_impl", "__abstractmethods__"})
+                          "_abc_impl", "__abstractmethods__", "__slotnames__", "__annotate__",
+                          "__annotate_func__", "__annotations_cache__", "_abc_registry", "_abc_cache",
+                          "_abc_negative_cache", "_abc_negative_cache_version", "__protocol_attrs__",
+                          "__non_callable_proto_members__", "__callable_proto_members_only__"})
 
 
 def _class_token(cls: type, seen: frozenset) -> tuple:
@@ -207,16 +242,37 @@ def _attribute_token(value: Any, seen: frozenset) -> Any:
         return ("property", tuple(_attribute_token(f, seen) for f in (value.fget, value.fset, value.fdel)))
     if isinstance(value, functools.cached_property):
         return ("cached_property", _attribute_token(value.func, seen))
+    if isinstance(value, functools.partialmethod):
+        return ("partialmethod", _attribute_token(value.func, seen), token(value.args, seen),
+                token(value.keywords, seen))
+    wrapped = _wrapped_function(value)
+    if wrapped is not None:  # a method under functools.lru_cache / cache (its code, not what it cached)
+        return ("wrapped", _qualname(type(value)), _attribute_token(wrapped, seen))
     if value is None or isinstance(value, (_PRIMITIVE, np.generic, np.ndarray, list, tuple, dict, set, frozenset,
                                            types.FunctionType, type, functools.partial, types.ModuleType)):
         return token(value, seen)
     return ("attribute", _qualname(type(value)))
 
 
+def _wrapped_function(value: Any) -> Any:
+    """The function inside a decorator object that is not itself a function (``functools.lru_cache``,
+    ``functools.cache``), or None."""
+    if isinstance(value, types.FunctionType):
+        return None
+    try:
+        wrapped = value.__dict__.get("__wrapped__") if hasattr(value, "__dict__") else None
+    except Exception:  # noqa: BLE001 - an object whose __dict__ cannot be read
+        return None
+    return wrapped if isinstance(wrapped, (types.FunctionType, staticmethod, classmethod)) else None
+
+
 def _global_token(value: Any, seen: frozenset) -> Any:
     """A global a function reads: code and constants by value, mutable state (a cache, a counter) by type only."""
     if isinstance(value, (_PRIMITIVE, np.generic, types.FunctionType, types.ModuleType, type, functools.partial)):
         return token(value, seen)
+    wrapped = _wrapped_function(value)
+    if wrapped is not None:  # a function under functools.lru_cache: its code, not its cache
+        return ("wrapped", _qualname(type(value)), token(wrapped, seen))
     if isinstance(value, (tuple, frozenset)) and all(isinstance(v, _PRIMITIVE) for v in value):
         return token(value, seen)
     return ("mutable-global", _qualname(type(value)))
