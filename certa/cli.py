@@ -86,7 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--beta", type=_beta, default=None,
                      help='top-two: probability of evaluating the leader, or "ids" (default: information-directed '
                      "selection, no tuning); 0.5 is FIESTA's TTTS")
-    sim.add_argument("--workers", type=_positive_int(1), default=None, help="evaluations in flight (batch, uniform)")
+    sim.add_argument("--workers", type=_positive_int(1), default=None,
+                     help="workers evaluating at once: each run is played on a virtual clock and the report adds its "
+                     "wall time, the workers' occupancy and the evaluations spent ahead (batch, uniform: also "
+                     "their evaluations in flight)")
+    times = sim.add_mutually_exclusive_group()
+    times.add_argument("--duration", default=None,
+                       help="with --workers: each evaluation's time, seconds (0.25) or lognormal:MEAN,SD, "
+                       "uniform:LOW,HIGH, exponential:MEAN (default 1: wall time in evaluation times)")
+    times.add_argument("--durations-from", default=None, metavar="STORE",
+                       help="with --workers: evaluation times drawn from those a certa store recorded, per candidate "
+                       "name (a candidate it has none for: any of its times)")
     sim.add_argument("--max-evals", type=_positive_int(1), default=None, help="cap on evaluations per run")
     sim.add_argument("--tolerance", type=float, default=0.0,
                      help="epsilon-best: a choice within this of the best counts as right (fixed confidence; "
@@ -507,6 +517,15 @@ def _run_simulate(args) -> None:
 
 
 def _simulate(args, strategy, simulate, load_score_table):
+    from .planning.clock import durations_from_store, parse_duration
+
+    clock = {}
+    if args.workers is not None:
+        clock = {"workers": args.workers, "durations": parse_duration(args.duration) if args.duration
+                 else durations_from_store(args.durations_from) if args.durations_from else None}
+    elif args.duration or args.durations_from:
+        raise ValueError(f"{'--duration' if args.duration else '--durations-from'} plans a wall time on the virtual "
+                         "clock: give --workers W too")
     if args.table:
         if args.names:
             raise ValueError("--names goes with --means (a --table names its candidates; --models picks some)")
@@ -518,7 +537,7 @@ def _simulate(args, strategy, simulate, load_score_table):
                 raise ValueError(f"--models names candidates not in the table: {missing}; it has {sorted(table)}")
             table = {m: table[m] for m in names}
         report = simulate(strategy, table=table, n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs,
-                          paired_rows=args.paired)
+                          paired_rows=args.paired, **clock)
     else:
         if args.paired:
             raise ValueError("--paired replays a table's rows whole: give it with --table")
@@ -532,7 +551,7 @@ def _simulate(args, strategy, simulate, load_score_table):
                 raise ValueError(f"--names must give {len(means)} distinct non-empty names, one per --means value, "
                                  f"got {args.names!r}")
         report = simulate(strategy, means=means, sds=_floats(args.sds, "--sds"), names=names,
-                          n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs)
+                          n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs, **clock)
     return report
 
 

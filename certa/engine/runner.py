@@ -26,6 +26,7 @@ from .executors import (
 )
 from .fingerprint import stable_hash
 from .progress import Progress
+from .scheduling import check_max_in_flight, scheduling_limits
 from .selection import Selection
 from .store import Owner, Store, as_store
 from .strategy import Strategy
@@ -245,9 +246,7 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     if not isinstance(retries, (int, np.integer)) or isinstance(retries, bool) or retries < 0:
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
     timeout = check_timeout(timeout)
-    if max_in_flight is not None and (isinstance(max_in_flight, bool) or not isinstance(max_in_flight, (int, np.integer))
-                                      or max_in_flight < 1):
-        raise ValueError(f"max_in_flight must be a positive int or None, got {max_in_flight!r}")
+    max_in_flight = check_max_in_flight(max_in_flight)
     if max_failures is not None and (isinstance(max_failures, bool) or not isinstance(max_failures, (int, np.integer))
                                      or max_failures < 1):
         raise ValueError(f"max_failures must be a positive int or None, got {max_failures!r}")
@@ -278,17 +277,16 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     hard_timeout = isinstance(pool, LocalProcessExecutor)
     if hard_timeout:
         pool.timeout = None if timeout is None else timeout + _HARD_GRACE
-    # Draws asked but not yet told: bounded by an adaptive strategy's max_pending; a fixed plan
-    # (max_pending None) may run ahead of a slow draw at the head of the queue.
-    capacity = strategy.max_pending if strategy.max_pending is not None else 1_000_000
-    max_running = (int(max_in_flight) if max_in_flight is not None else max(2 * n_workers, 1)) \
-        if strategy.max_pending is None else capacity
+    # Draws asked but not yet told, and submitted but not yet collected (the policy the virtual
+    # clock of certa.planning.clock shares): bounded by an adaptive strategy's max_pending; a
+    # fixed plan (max_pending None) may run ahead of a slow draw at the head of the queue.
+    strategy.set_workers(n_workers)  # first: a strategy's max_pending may depend on its workers
+    capacity, max_running = scheduling_limits(strategy.max_pending, n_workers, max_in_flight)
     ship = _EvaluatorShipping(evaluator, pool, max_running)
     alive = getattr(pool, "check_alive", None)  # a distributed pool that can lose every worker
     if hard_timeout and pool.timeout is not None:
         pool.preload(ship.token, ship.blob)
         ship.eager = 0
-    strategy.set_workers(n_workers)
     strategy.start(len(cands), seed)
     view = RunView(strategy, cands, seed, getattr(the_store, "path", None))
     owner = Owner.current()

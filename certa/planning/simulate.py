@@ -63,6 +63,38 @@ class ReplayScores:
 
 
 @dataclass
+class WallTime:
+    """The virtual clock's part of a :class:`SimulationReport` (``simulate(workers=W)``): per run."""
+
+    workers: int
+    durations: str
+    wall: np.ndarray
+    occupancy: np.ndarray
+    started: np.ndarray
+    ahead: np.ndarray
+
+    def to_dict(self) -> dict[str, Any]:
+        w = self.wall
+        return {"workers": self.workers, "durations": self.durations, "wall_mean": float(w.mean()),
+                "wall_sd": float(w.std(ddof=1)) if w.size > 1 else 0.0, "wall_min": float(w.min()),
+                "wall_p05": float(np.quantile(w, 0.05)), "wall_p95": float(np.quantile(w, 0.95)),
+                "wall_max": float(w.max()), "occupancy_mean": float(np.nanmean(self.occupancy)),
+                "busy_workers_mean": float(np.nanmean(self.occupancy) * self.workers),
+                "started_mean": float(self.started.mean()), "ahead_mean": float(self.ahead.mean()),
+                "ahead_max": int(self.ahead.max())}
+
+    def __str__(self) -> str:
+        d = self.to_dict()
+        return "\n".join([
+            f"on {self.workers} workers (virtual clock; evaluation time: {self.durations}):",
+            (f"  wall time: mean {d['wall_mean']:.4g} (SD {d['wall_sd']:.3g}; 5-95 %: {d['wall_p05']:.4g} to "
+             f"{d['wall_p95']:.4g})"),
+            f"  workers busy: {d['occupancy_mean']:.1%} of the time ({d['busy_workers_mean']:.1f} of {self.workers})",
+            (f"  evaluations started: mean {d['started_mean']:.1f}; spent ahead (not used by the decision): mean "
+             f"{d['ahead_mean']:.1f}, max {d['ahead_max']}")])
+
+
+@dataclass
 class SimulationReport:
     """Outcome of :func:`simulate`."""
 
@@ -78,6 +110,17 @@ class SimulationReport:
     true_means: np.ndarray | None = None
     t_star: float | None = None
     confidence_reached: np.ndarray | None = None
+    clock: WallTime | None = None
+
+    @property
+    def wall(self) -> np.ndarray | None:
+        """Per run, the wall time on the virtual clock (``simulate(workers=...)``; else None)."""
+        return None if self.clock is None else self.clock.wall
+
+    @property
+    def occupancy(self) -> np.ndarray | None:
+        """Per run, the workers' mean occupancy on the virtual clock (``simulate(workers=...)``; else None)."""
+        return None if self.clock is None else self.clock.occupancy
 
     @property
     def correct(self) -> np.ndarray:
@@ -112,6 +155,8 @@ class SimulationReport:
         if self.confidence_reached is not None and np.isfinite(self.confidence_reached).any():
             d["confidence_reached_mean"] = float(np.nanmean(self.confidence_reached))
             d["confidence_reached_min"] = float(np.nanmin(self.confidence_reached))
+        if self.clock is not None:
+            d.update(self.clock.to_dict())
         d.update(self.extra)
         return d
 
@@ -138,6 +183,8 @@ class SimulationReport:
                         "the gk16 rule's heuristic threshold is calibrated by simulation, not proven")
                 lines.append(f"  (the bound is for methods wrong with probability at most delta; {what}, so it may "
                              "use fewer evaluations than the bound: use --stopping glr for a delta-correct rule)")
+        if self.clock is not None:
+            lines.append(str(self.clock))
         return "\n".join(lines)
 
 
@@ -181,12 +228,23 @@ def run_direct(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: i
 
 
 def _one_run(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int, seed: int,
-             driver: str) -> tuple[int, int, float]:
+             driver: str, clock: tuple | None = None) -> tuple:
+    """``(evaluations, chosen, confidence)`` of one run, plus on the virtual clock ``(wall, busy
+    fraction, started, spent ahead)``."""
     strat = copy.deepcopy(strategy)
     # the per-step belief history is not reported: lets the Bayesian rule skip the quadrature
     # whenever a bound shows it cannot stop (same decisions, see thompson._Confident)
     if hasattr(strat, "_track_belief"):
         strat._track_belief = False
+    if clock is not None:
+        from .clock import clock_run
+
+        workers, durations, max_in_flight, labels = clock
+        r = clock_run(strat, evaluator, n_candidates, workers=workers, durations=durations, seed=seed,
+                      max_in_flight=max_in_flight, names=labels)
+        n_eval = int(np.sum(r.result["evaluations"])) if "evaluations" in r.result else r.evaluations
+        return (n_eval, int(r.result["best"]), float(r.result.get("confidence", np.nan)), r.wall, r.occupancy,
+                r.started, r.ahead)
     if driver == "direct":
         res = run_direct(strat, evaluator, n_candidates, seed)
         n_eval = int(np.sum(res["evaluations"])) if "evaluations" in res else -1
@@ -198,14 +256,15 @@ def _one_run(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int
 
 
 def _run_chunk(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int, random_state: int,
-               runs: Sequence[int], driver: str) -> list[tuple[int, int, float]]:
-    return [_one_run(strategy, evaluator, n_candidates, derive_seed(random_state, r), driver) for r in runs]
+               runs: Sequence[int], driver: str, clock: tuple | None = None) -> list[tuple]:
+    return [_one_run(strategy, evaluator, n_candidates, derive_seed(random_state, r), driver, clock) for r in runs]
 
 
 def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: Sequence[float] | None = None,
              table: Mapping[str, Sequence[float]] | None = None, n_runs: int = 500, random_state: int = 0,
              names: Sequence[str] | None = None, n_jobs: int = 1, driver: str = "direct",
-             paired_rows: bool = False) -> SimulationReport:
+             paired_rows: bool = False, workers: int | None = None, durations: Any = None,
+             max_in_flight: int | None = None) -> SimulationReport:
     """Run ``strategy`` ``n_runs`` times against simulated candidates.
 
     Give either ``means`` and ``sds`` (Gaussian candidates) or ``table``
@@ -216,6 +275,15 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     paired strategy then sees the table's correlation between candidates. ``driver="direct"`` runs the strategy's ask/tell loop without the
     runner's bookkeeping (same results as ``driver="runner"``, which goes through
     :func:`certa.engine.runner.run`, about 10x faster).
+
+    ``workers=W`` plays each run on a virtual clock with ``W`` workers
+    (:func:`certa.planning.clock.clock_run`: the runner's scheduling rules, evaluations taking
+    ``durations``) and adds to the report the wall time of each run, the workers' occupancy, the
+    evaluations started and those spent ahead. ``durations`` (with ``workers``): a constant, a
+    ``"lognormal:MEAN,SD"``-style string, a scipy frozen distribution, a function
+    ``(candidate, rng) -> seconds``, recorded times per candidate name, or
+    :func:`~certa.planning.clock.durations_from_store`'s; default 1 (wall time in evaluation
+    times). ``max_in_flight`` is the runner's, for fixed plans.
 
     Returns
     -------
@@ -234,6 +302,13 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     >>> rep2 = simulate(TopTwoThompson(0.9), means=[0.0, 1.0], sds=[1.0, 1.0], n_runs=5, driver="runner")
     >>> bool((rep.evaluations == rep2.evaluations).all())
     True
+
+    On 4 workers, each evaluation taking 0.5 s: top-two asks one evaluation at a time, so one
+    worker of 4 is busy and a run takes 0.5 s per evaluation:
+
+    >>> rep = simulate(TopTwoThompson(0.9), means=[0.0, 1.0], sds=[1.0, 1.0], n_runs=5, workers=4, durations=0.5)
+    >>> bool((rep.wall == 0.5 * rep.evaluations).all()), rep.occupancy.round(3).tolist()
+    (True, [0.25, 0.25, 0.25, 0.25, 0.25])
     """
     if not isinstance(strategy, Strategy):
         raise TypeError(f"strategy must be a certa Strategy, got {type(strategy).__name__}")
@@ -247,6 +322,10 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         raise ValueError("give either means (with sds) or table, not both or neither")
     if paired_rows and table is None:
         raise ValueError("paired_rows replays a table's rows whole: give table")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
+        raise ValueError(f"workers must be a positive int or None, got {workers!r}")
+    if workers is None and (durations is not None or max_in_flight is not None):
+        raise ValueError("durations and max_in_flight plan a wall time on the virtual clock: give workers too")
     lower = None
     t_star = None
     tolerance = float(getattr(strategy, "tolerance", 0.0))
@@ -290,8 +369,16 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     true_best = int(np.argmax(true_means))
     evaluator = FunctionEvaluator(source)
     K = len(labels)
+    clock = None
+    if workers is not None:
+        from ..engine.scheduling import check_max_in_flight
+        from .clock import as_durations
+
+        model = as_durations(1.0 if durations is None else durations)
+        model.bind(labels)  # a recorded time for every candidate: refused here, before any run
+        clock = (int(workers), model, check_max_in_flight(max_in_flight), labels)
     if n_jobs == 1 or n_runs < 2:
-        pairs = _run_chunk(strategy, evaluator, K, random_state, range(n_runs), driver)
+        pairs = _run_chunk(strategy, evaluator, K, random_state, range(n_runs), driver, clock)
     else:
         from joblib.externals.loky import get_reusable_executor  # joblib's copy (see executors.py)
 
@@ -299,15 +386,22 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         n_chunks = min(n_runs, 8 * n_jobs)
         chunks = [list(c) for c in np.array_split(np.arange(n_runs), n_chunks)]
         pool = get_reusable_executor(max_workers=n_jobs, timeout=60)
-        futures = [pool.submit(_run_chunk, strategy, evaluator, K, random_state, c, driver) for c in chunks]
+        futures = [pool.submit(_run_chunk, strategy, evaluator, K, random_state, c, driver, clock) for c in chunks]
         pairs = [p for f in futures for p in f.result()]
     spent = np.array([p[0] for p in pairs], dtype=int)
     chosen = np.array([p[1] for p in pairs], dtype=int)
     reached = np.array([p[2] for p in pairs], dtype=float)
-    return SimulationReport(strategy=strategy.spec(), names=labels, true_best=true_best, n_runs=n_runs,
-                            evaluations=spent, chosen=chosen, lower_bound=lower, tolerance=tolerance,
-                            true_means=np.asarray(true_means, dtype=float), t_star=t_star,
-                            confidence_reached=reached)
+    report = SimulationReport(strategy=strategy.spec(), names=labels, true_best=true_best, n_runs=n_runs,
+                              evaluations=spent, chosen=chosen, lower_bound=lower, tolerance=tolerance,
+                              true_means=np.asarray(true_means, dtype=float), t_star=t_star,
+                              confidence_reached=reached)
+    if clock is not None:
+        report.clock = WallTime(workers=clock[0], durations=clock[1].description,
+                                wall=np.array([p[3] for p in pairs], dtype=float),
+                                occupancy=np.array([p[4] for p in pairs], dtype=float),
+                                started=np.array([p[5] for p in pairs], dtype=int),
+                                ahead=np.array([p[6] for p in pairs], dtype=int))
+    return report
 
 
 def load_score_table(path: str) -> dict[str, list[float]]:
