@@ -112,6 +112,10 @@ class Draw:
         return cls(d["candidate"], d["kind"], tuple(d["index"]), d["seed"], d["size"])
 
 
+#: How :func:`certa.engine.evaluators.execute` begins the error of an evaluation whose score is NaN or infinite.
+NON_FINITE_ERROR = "evaluation returned a non-finite score"
+
+
 @dataclass
 class Outcome:
     """What one attempt at a draw produced.

@@ -15,7 +15,7 @@ from sklearn.metrics import check_scoring
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 
-from .draws import Draw, Outcome
+from .draws import NON_FINITE_ERROR, Draw, Outcome
 from .fingerprint import stable_hash
 from .payload import normalize_details, normalize_payload
 from .plans import Plan
@@ -351,7 +351,7 @@ def execute(evaluator: Evaluator, params: dict[str, Any], draw: Draw, attempt: i
         # a failed fit that the evaluator caught itself says why in details["error"]; its details
         # (times, the other metrics) are kept
         error = details.get("error") if isinstance(details.get("error"), str) else None
-        failed = Outcome.failure(error or f"evaluation returned a non-finite score ({score})", duration=duration)
+        failed = Outcome.failure(error or f"{NON_FINITE_ERROR} ({score})", duration=duration)
         failed.details = details
         return _finish(failed, attempt)
     return Outcome(score=score, status="ok", duration=duration, attempt=attempt, details=details, payload=payload,

@@ -27,7 +27,7 @@ from .executors import (
 from .fingerprint import stable_hash
 from .progress import Progress
 from .scheduling import check_max_in_flight, scheduling_limits
-from .selection import Selection
+from .selection import Selection, note_dropped
 from .store import Owner, Store, as_store
 from .strategy import Strategy
 
@@ -122,6 +122,11 @@ class EvaluationFailedError(RuntimeError):
 
 class FailedEvaluationsWarning(UserWarning):
     """Failed evaluations could have changed a run's choice (the strategy says how, in ``result["warnings"]``)."""
+
+
+class DroppedCandidateWarning(FailedEvaluationsWarning):
+    """Candidates were dropped (their evaluations kept failing or returned NaN): the choice, and the
+    confidence a run states (``result["guarantee"]`` says so), are among the others only."""
 
 
 class AllEvaluationsFailedError(RuntimeError):
@@ -485,11 +490,12 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 f"every candidate failed: all {len(told)} evaluations failed; the first, of candidate "
                 f"{cands[draw.candidate].name!r} (draw {draw.key}), with: {o.error}")
         result = strategy.result()
-        if strategy.dropped:
-            result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
+        dropped_note = note_dropped(result, strategy.dropped, cands, told)
         if max_failures is not None:  # (None: the caller decides what failures mean, and says it)
             for note in result.get("warnings", ()):
                 warnings.warn(_with_names(note, cands), FailedEvaluationsWarning, stacklevel=2)
+            if dropped_note is not None:
+                warnings.warn(dropped_note, DroppedCandidateWarning, stacklevel=2)
         selection = Selection(candidates=cands, told=told, result=result, seed=seed,
                               strategy=strategy.spec(), n_reused=n_reused)
         selection._strategy_object, selection._max_failures = strategy, max_failures
@@ -523,8 +529,7 @@ def _partial_selection(strategy: Strategy, cands: list[Candidate], told: list, s
                 counts[draw.candidate] += 1
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
         result = {"best": int(np.nanargmax(means)) if np.isfinite(means).any() else 0, "estimates": means}
-    if strategy.dropped:
-        result["dropped"] = {cands[c].name: why for c, why in strategy.dropped.items()}
+    note_dropped(result, strategy.dropped, cands, told)
     selection = Selection(candidates=cands, told=list(told), result=result, seed=seed, strategy=strategy.spec(),
                           n_reused=n_reused)
     selection.finished = False

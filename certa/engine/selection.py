@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .candidates import Candidate
-from .draws import Draw, Outcome
+from .draws import NON_FINITE_ERROR, Draw, Outcome
 
 
 class Selection:
@@ -135,3 +135,59 @@ class Selection:
     def __repr__(self) -> str:
         return (f"Selection(best={self.best.name!r}, score={self.best_score:.4g}, "
                 f"evaluations={self.n_evaluations}, failed={len(self.failures)})")
+
+
+def note_dropped(result: dict[str, Any], dropped: dict[int, str], candidates: list[Candidate],
+                 told: list[tuple[Draw, Outcome, int]]) -> str | None:
+    r"""Record the dropped candidates in ``result`` and narrow its guarantee to the others.
+
+    The one place where a run's result learns of its dropped candidates (the runner,
+    a run cut short, and ``certa.load`` call it): ``result["dropped"]`` maps each
+    name to why, ``result["dropped_counts"]`` to its evaluations, failures and
+    non-finite (NaN or infinite) scores, and a ``result["guarantee"]`` (the confidence
+    in words, of every front that states one) gets "among the N candidates left"
+    and what was dropped: a strategy's confidence covers only the candidates it
+    still compares. Returns the note the runner warns with (``None``: nothing dropped).
+
+    Examples
+    --------
+    >>> from certa.engine.candidates import as_candidates
+    >>> cands = as_candidates({"x": [0, 1, 2]})
+    >>> told = [(Draw(2, "split", (i,)), Outcome.failure("evaluation returned a non-finite score (nan)"), 1)
+    ...         for i in range(5)]
+    >>> res = {"guarantee": "the best with confidence 0.97"}
+    >>> note = note_dropped(res, {2: "5 evaluations in a row failed"}, cands, told)
+    >>> print(note.replace("; ", ";\n"))
+    candidate 'x=2' was dropped (all 5 evaluations returned a non-finite score, NaN or inf);
+    the choice and its confidence are among the 2 candidates left
+    >>> print(res["guarantee"].replace("; ", ";\n"))
+    the best with confidence 0.97 among the 2 candidates left;
+    dropped: 'x=2' (all 5 evaluations returned a non-finite score, NaN or inf)
+    """
+    if not dropped:
+        return None
+    result["dropped"] = {candidates[c].name: why for c, why in dropped.items()}
+    counts: dict[str, dict[str, int]] = {}
+    words = []
+    for c in dropped:
+        outs = [o for d, o, _ in told if d.candidate == c and o.status != "dropped"]
+        failed = [o for o in outs if not o.ok]
+        nan = sum(isinstance(o.error, str) and o.error.startswith(NON_FINITE_ERROR) for o in failed)
+        counts[candidates[c].name] = {"evaluations": len(outs), "failed": len(failed), "non_finite": nan}
+        if len(failed) == len(outs) and nan == len(outs):
+            what = f"all {len(outs)} evaluations returned a non-finite score, NaN or inf"
+        else:
+            what = (f"all {len(outs)} evaluations failed" if len(failed) == len(outs)
+                    else f"{len(failed)} of {len(outs)} evaluations failed")
+            what += f", {nan} with a non-finite score (NaN or inf)" if nan else ""
+        words.append((candidates[c].name, what))
+    result["dropped_counts"] = counts
+    left = len(candidates) - len(dropped)
+    shown = "; ".join(f"{name!r} ({what})" for name, what in words[:5]) \
+        + (f"; and {len(words) - 5} more" if len(words) > 5 else "")
+    if isinstance(result.get("guarantee"), str):
+        result["guarantee"] = f"{result['guarantee']} among the {left} candidates left; dropped: {shown}"
+    scope = f"the choice{' and its confidence are' if 'guarantee' in result else ' is'} among the {left} candidates left"
+    if len(words) == 1:
+        return f"candidate {words[0][0]!r} was dropped ({words[0][1]}); {scope}"
+    return f"{len(words)} candidates were dropped: {shown}; {scope}"

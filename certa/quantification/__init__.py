@@ -12,7 +12,9 @@ classifier's accuracy or macro measures on that set without its labels. One modu
   (``bound="theorem1"``, for reproducing the paper; it warns where its guarantee cannot hold
   or is void);
 * :mod:`~certa.quantification.bounds`: the glue that quantifies a fitted classifier and bounds
-  it with either family.
+  it with either family;
+* :mod:`~certa.quantification.separation`: whether the bounds tell the candidates apart, and
+  which rule decided when they do not (issue 31).
 
 See ``docs/quantification.md``.
 
@@ -47,6 +49,7 @@ from .quantifiers import (
     predictions_from_decision,
     probabilistic_classify_and_count,
 )
+from .separation import BoundsNotSeparatedWarning, separation
 from .theorem1 import (
     Theorem1Warning,
     algorithm1_epsilon,
@@ -63,6 +66,7 @@ from .theorem1 import (
 
 __all__ = [
     "BOUNDS",
+    "BoundsNotSeparatedWarning",
     "Quantification",
     "QuantificationBound",
     "Theorem1Warning",
@@ -83,6 +87,7 @@ __all__ = [
     "quantification_epsilon",
     "quantify_classifier",
     "resolve_quantifier",
+    "separation",
     "theorem1_accuracy_bound",
     "theorem1_bounds",
     "theorem1_confidence_term",

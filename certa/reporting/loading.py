@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..engine.candidates import Candidate
 from ..engine.draws import Draw, Outcome
-from ..engine.selection import Selection
+from ..engine.selection import Selection, note_dropped
 from ..engine.store import SQLiteStore
 from ..engine.strategy import Strategy
 
@@ -188,8 +188,7 @@ def load(store: str | os.PathLike) -> Selection:
             told = _replay(strategy, len(candidates), seed, outcomes, desc.get("max_failures"))
             finished = bool(strategy.finished)
             result = strategy.result()
-            if strategy.dropped:
-                result["dropped"] = {candidates[c].name: why for c, why in strategy.dropped.items()}
+            note_dropped(result, strategy.dropped, candidates, told)
         except Exception:  # noqa: BLE001 - an unfinished strategy may not have a result yet
             result = None
     if strategy is None or result is None:

@@ -38,7 +38,10 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     ``eval_fraction * size_r`` examples of the evaluation part (nested,
     stratified); the worse settings are dropped (``survival``, PSearch's
     ``floor``) and the next, larger size follows, until one setting is left or
-    the training part is used up. See ``docs/progressive.md``.
+    the training part is used up. For a classifier no round trains on fewer
+    examples than the smallest stratified subset that holds every class of the
+    training part: smaller sizes of a schedule are raised to it, and a list of
+    int sizes starting below it is refused naming it. See ``docs/progressive.md``.
 
     Parameters
     ----------
@@ -227,7 +230,8 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
                                        baseline=baseline, budget=self.budget if race or self.budget != "auto" else None,
                                        confirm_folds=self.confirm_folds if baseline is not None or
                                        self.confirm_folds != "auto" else None,
-                                       baseline_rule=_baseline_rule(self.baseline_rule, self.schedule, baseline))
+                                       baseline_rule=_baseline_rule(self.baseline_rule, self.schedule, baseline),
+                                       min_size=plan.smallest_size(y if stratified else None, n))
         self.survival_ = survival
         self.sizes_ = list(strategy.sizes)
         evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring,

@@ -31,6 +31,7 @@ from ..quantification.bounds import (
     quantify_classifier,
     theorem1_warnings,
 )
+from ..quantification.separation import BoundsNotSeparatedWarning, separation, separation_message
 from ..strategies.one_shot import OneShot, choose_one_shot
 from ._common import (
     DelegateToBestMixin,
@@ -42,7 +43,7 @@ from ._common import (
     refit_best,
 )
 
-__all__ = ["QuantificationBoundEvaluator", "QuantificationBoundSearch", "plugin_value"]
+__all__ = ["BoundsNotSeparatedWarning", "QuantificationBoundEvaluator", "QuantificationBoundSearch", "plugin_value"]
 
 MEASURES = ("accuracy", "macro_f1")
 QUANTIFIERS = ("cc", "pcc")
@@ -365,7 +366,8 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         One row per candidate: params, value (unclipped), bound (guarantee), plugin,
         ``value_``/``bound_``/``plugin_`` + ``accuracy`` and ``macro_f1``, epsilon, epsilon_raw, max_epsilon,
         confidence_term, quantifier_used, sigma, quantified / CC / fed distributions
-        (Series indexed by class), fit_time, status, tied (exact tie at the top).
+        (Series indexed by class), fit_time, status, tied (exact tie at the top), contender
+        (not separated from the choice by the guarantees, see ``separated_``).
     train_distribution_ : pandas.Series
         Class proportions of ``y``.
     cv_results_ : dict
@@ -375,6 +377,20 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
     n_unlabeled_ : int
     selection_ : Selection
         The engine's result (every evaluation, failures, fitted models in ``transient``).
+    separated_ : bool
+        Whether the guarantees (``bounds_["bound"]``) tell the choice apart from every other
+        candidate: no other guarantee within ``1 / |S|`` of the choice's (one example of the
+        unlabeled set; guarantees clipped at 1 are equal). When not, the search warns
+        (:class:`~certa.quantification.BoundsNotSeparatedWarning`): use labelled data (a
+        hold-out set or cross-validation over ``contenders_``) for the final choice.
+    decided_by_ : str
+        The rule that decided: ``"bound"`` (separated), ``"unclipped value"`` (the choice's
+        guarantee is clipped at 1 and the ranking beyond it decided), ``"value within
+        tolerance"``, or, for an exact tie, ``"plugin"``, ``"callable tie_break"`` or ``"grid
+        order"`` (:func:`certa.quantification.separation`).
+    contenders_ : list of dict
+        Params of the candidates the guarantees do not separate from the choice (the choice
+        included; only the choice when ``separated_``); ``bounds_["contender"]`` marks them.
     random_state_ : int
 
     Notes
@@ -459,6 +475,16 @@ class QuantificationBoundSearch(DelegateToBestMixin, MetaEstimatorMixin, BaseEst
         self.n_unlabeled_ = int(evaluator.X_unlabeled.shape[0] if hasattr(evaluator.X_unlabeled, "shape")
                                 else len(evaluator.X_unlabeled))
         self.bounds_, self.train_distribution_ = self._bounds_frame(res, candidates)
+        tie_rule = "callable" if prefs is not None else tie
+        sep = separation(self.bounds_["bound"].to_numpy(dtype=float), self.best_index_,
+                         res["tied"], res["tie_values"], self.n_unlabeled_, tie_rule)
+        self.separated_, self.decided_by_ = bool(sep["separated"]), str(sep["decided_by"])
+        self.contenders_ = [dict(candidates[j].params) for j in sep["contenders"]]
+        self.bounds_["contender"] = [c.index in sep["contenders"] for c in candidates]
+        res.update(separated=self.separated_, decided_by=self.decided_by_, contenders=sep["contenders"])
+        if not self.separated_:
+            warnings.warn(separation_message(sep, self.bounds_, self.measure), BoundsNotSeparatedWarning,
+                          stacklevel=2)
         guarantees = self.bounds_["bound_accuracy"].dropna() if "bound_accuracy" in self.bounds_ else []
         if self.bound == "theorem1" and self.measure == "accuracy" and len(guarantees) and (guarantees >= 1).all():
             warnings.warn("accuracy: Theorem 1's guarantee is clipped to 1 (void) for every candidate; the choice "

@@ -108,6 +108,27 @@ class SubsetPlan(Plan):
             return n_eval
         return int(min(n_eval, max(1, round(self.eval_fraction * size))))
 
+    def smallest_size(self, y: np.ndarray | None, n_samples: int) -> int:
+        """Smallest training subset that holds every class of the training part (1 unstratified).
+
+        The first ``m`` examples of the fixed stratified training ordering hold every class
+        of the training part exactly when ``m`` reaches the position of the last class to
+        appear; a classifier fitted on a smaller subset sees fewer classes than the data
+        have (one class only, for the first example: most scikit-learn classifiers refuse it).
+
+        Examples
+        --------
+        >>> SubsetPlan(0).smallest_size(np.array([0, 1] * 30), 60)
+        2
+        >>> SubsetPlan(0).smallest_size(np.array([0] * 54 + [1] * 6), 60)  # 43 + 5 in training: 4 + 1
+        5
+        """
+        if not (self.stratified and y is not None):
+            return 1
+        train_order, _ = self.parts(y, n_samples)
+        _, first = np.unique(np.asarray(y)[train_order], return_index=True)  # first position of each class
+        return int(first.max()) + 1
+
     def parts(self, y: np.ndarray | None, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
         """``(train_order, eval_order)``: the two parts, each in its fixed stratified order."""
         strat = self.stratified and y is not None

@@ -107,7 +107,7 @@ def psearch_sizes(n_train: int) -> list[int]:
     return _dedupe([max(1, int(round(p * n))) for p in PSEARCH_FRACTIONS[:-1]] + [n])
 
 
-def schedule_sizes(schedule: str | Sequence[float | int], n_train: int) -> list[int]:
+def schedule_sizes(schedule: str | Sequence[float | int], n_train: int, min_size: int = 1) -> list[int]:
     """Training-set sizes of ``schedule`` for a training part of ``n_train`` examples.
 
     ``schedule`` is ``"paramsearch"``, ``"psearch"``, or a strictly increasing list of
@@ -115,26 +115,41 @@ def schedule_sizes(schedule: str | Sequence[float | int], n_train: int) -> list[
     ``n_train``). Fractions are rounded to the nearest size (at least 1); sizes that
     round to the same value are kept once.
 
+    ``min_size`` is the smallest training subset a round may use (for a classifier, the
+    smallest that holds every class: :meth:`SubsetPlan.smallest_size`). Sizes of the named
+    schedules and of fractions below it are raised to it (and then kept once); a list of
+    int sizes that starts below it is refused, naming it.
+
     Examples
     --------
     >>> schedule_sizes([0.1, 0.5, 1.0], 1000)
     [100, 500, 1000]
     >>> schedule_sizes([50, 200], 1000)
     [50, 200]
+    >>> schedule_sizes("psearch", 48, min_size=2)  # 1, 2, 14, 31, 41, 48 without it
+    [2, 14, 31, 41, 48]
     """
     n = _check_n_train(n_train)
+    if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)) or not 1 <= min_size <= n:
+        raise ValueError(f"min_size must be an int between 1 and n_train ({n}), got {min_size!r}")
+    m = int(min_size)
     if isinstance(schedule, str):
         if schedule == "paramsearch":
-            return paramsearch_sizes(n)
+            return _dedupe([max(m, s) for s in paramsearch_sizes(n)])
         if schedule == "psearch":
-            return psearch_sizes(n)
+            return _dedupe([max(m, s) for s in psearch_sizes(n)])
         raise ValueError(f"schedule must be 'paramsearch', 'psearch' or a list of fractions or sizes, got {schedule!r}")
     values = _check_schedule_list(schedule)
     if all(isinstance(v, (int, np.integer)) for v in values):
         if values[-1] > n:
             raise ValueError(f"schedule asks for {values[-1]} training examples but the training part has {n}")
+        if values[0] < m:
+            raise ValueError(f"schedule starts at {values[0]} training examples, but the smallest training subset "
+                             f"that holds every class of the training part has {m} (a classifier trained on fewer "
+                             f"sees only some of the classes): start the schedule at {m} or more, or give it as "
+                             "fractions (raised to that size)")
         return [int(v) for v in values]
-    return _dedupe([max(1, int(round(float(v) * n))) for v in values])
+    return _dedupe([max(m, int(round(float(v) * n))) for v in values])
 
 
 def _check_schedule_list(schedule: Any) -> list:
@@ -296,6 +311,9 @@ class ProgressiveSampling(Strategy):
         the baseline's (without a confirmation: the final round's leader; the
         baseline wins ties) -- and the test against the baseline is reported as a
         claim (``beat_baseline``), not used as a gate.
+    min_size : int, default 1
+        Smallest training subset of a round (see :func:`schedule_sizes`); the front
+        passes :meth:`SubsetPlan.smallest_size`, so every round's subset holds every class.
 
     Attributes
     ----------
@@ -317,9 +335,10 @@ class ProgressiveSampling(Strategy):
                  survival: str | float | Callable | None = None, floor: float | str | None = "auto",
                  bin_width: float | None = None, *, confidence: float = 0.95, cap: float | str | None = "auto",
                  baseline: int | None = None, budget: float | str | None = "auto",
-                 confirm_folds: int | str | None = "auto", baseline_rule: str = "gate") -> None:
+                 confirm_folds: int | str | None = "auto", baseline_rule: str = "gate", min_size: int = 1) -> None:
         self.n_train = _check_n_train(n_train)
-        self.sizes = schedule_sizes(schedule, self.n_train)
+        self.sizes = schedule_sizes(schedule, self.n_train, min_size)
+        self.min_size = int(min_size)
         self.schedule = schedule if isinstance(schedule, str) else [v if isinstance(v, (int, np.integer)) and not
                                                                     isinstance(v, bool) else float(v)
                                                                     for v in schedule]
@@ -401,6 +420,8 @@ class ProgressiveSampling(Strategy):
                 out.pop(k)
         if out.get("baseline_rule") == "gate":  # the rule of the runs before issue 24 keeps their spec
             out.pop("baseline_rule")
+        if self.sizes == schedule_sizes(self.schedule, self.n_train):  # min_size changed nothing: spec as before
+            out.pop("min_size", None)
         return out
 
     @property
