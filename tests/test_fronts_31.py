@@ -21,6 +21,7 @@ import certa
 from certa.datasets import load_debian_small
 from certa.engine.runner import DroppedCandidateWarning, FailedEvaluationsWarning
 from certa.quantification import BoundsNotSeparatedWarning, separation
+from certa.reporting.summary import summarize
 from certa.search.bandit import BanditSearchCV, bandit_select
 from certa.search.progressive import ProgressiveSearchCV
 from certa.search.quantification import QuantificationBoundSearch
@@ -155,6 +156,7 @@ def test_guarantee_narrowed_in_a_front_and_when_read_back(tmp_path):
     back = certa.load(path)  # the same mechanism when a run is read back (certa show, certa report)
     assert back.result["guarantee"] == search.selection_.result["guarantee"]
     assert back.result["dropped_counts"] == {"C=3.0": {"evaluations": 5, "failed": 5, "non_finite": 5}}
+    assert "dropped: 'C=3.0' (all 5 evaluations returned a non-finite score" in summarize(back)["statement"]
 
 
 def test_mixed_failures_are_counted_apart():
@@ -196,11 +198,16 @@ def debian():
 C_GRID = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}
 
 
-def test_saturated_bounds_on_debian_say_so(debian):
+def test_saturated_bounds_on_debian_say_so(debian, tmp_path):
     A, y, U, T, y_te = debian
+    path = tmp_path / "q.sqlite"
     with pytest.warns(BoundsNotSeparatedWarning, match=r"accuracy bounds do not separate 5 candidates.*decided "
                                                        r"by the unclipped value.*hold-out set or cross-validation"):
-        search = QuantificationBoundSearch(LinearSVC(random_state=0), C_GRID, progress=False).fit(A, y, U)
+        search = QuantificationBoundSearch(LinearSVC(random_state=0), C_GRID, store=path,
+                                           progress=False).fit(A, y, U)
+    # certa show says it too, from the store alone
+    assert ("do not separate it from 4 other candidate(s)" in summarize(certa.load(path))["statement"]
+            and "decided by: unclipped value" in summarize(certa.load(path))["statement"])
     # the known answer: every accuracy guarantee is clipped at 1 (the bound certifies nothing here)
     assert (search.bounds_["bound"] == 1.0).all() and (search.bounds_["value"] > 1.0).all()
     assert not search.separated_ and search.decided_by_ == "unclipped value"

@@ -195,10 +195,30 @@ def _statement(selection: Selection) -> str:
         return (f"{name} chosen by progressive sampling after {len(rounds)} round(s), last training size "
                 f"{rounds[-1]['size'] if rounds else '?'}")
     if method == "quantification":
-        return f"{name} chosen by the quantification bound on unlabeled data (one training per candidate)"
+        return (f"{name} chosen by the quantification bound on unlabeled data (one training per candidate)"
+                + _not_separated(res, spec))
     if method == "nested":
         return "nested CV: the outer folds estimate how well the whole tuning procedure does on new data"
     return f"{name} chosen"
+
+
+def _not_separated(res: dict[str, Any], spec: dict[str, Any]) -> str:
+    """For a quantification run: what :func:`certa.quantification.separation` says, when the bounds do not separate."""
+    from ..quantification.separation import separation
+
+    details = [d or {} for d in res.get("details", [])]
+    n_unlabeled = next((d["n_unlabeled"] for d in details if d.get("n_unlabeled")), None)
+    if not details or n_unlabeled is None:
+        return ""
+    guarantees = [float(d.get("bound", np.nan)) for d in details]
+    sep = separation(guarantees, int(res["best"]), res.get("tied", [res["best"]]),
+                     res.get("tie_values", [np.nan] * len(details)), int(n_unlabeled),
+                     "plugin" if spec.get("tie_break") else "order")
+    if sep["separated"]:
+        return ""
+    return (f"; the bounds do not separate it from {len(sep['contenders']) - 1} other candidate(s) (guarantees "
+            f"within 1/|S| or clipped at 1; decided by: {sep['decided_by']}): make the final choice on labelled "
+            "data (hold-out or cross-validation)")
 
 
 def stability(selection: Selection):
