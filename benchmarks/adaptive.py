@@ -12,7 +12,9 @@ Subcommands (``python benchmarks/adaptive.py COMMAND --help`` lists a command's 
 * ``decision-overhead``: decision time per evaluation over whole runs -> ``results/decision_overhead.*``;
 * ``default-cap``: does the default cap cut ordinary runs? -> ``results/default_cap.*``;
 * ``paired-tdsa``: the paired default against Optuna's pruner on the replay -> ``results/paired_tdsa.*``;
-* ``paired-workers``: evaluations and wall time with 2 and 4 workers -> ``results/paired_workers*.*``.
+* ``paired-workers``: evaluations and wall time with 2 and 4 workers -> ``results/paired_workers*.*``;
+* ``clock``: the virtual clock against real runs, and a 64-candidate grid's wall time on 4-64 workers
+  -> ``results/clock_*.json``, ``results/clock.md``.
 
 ``--results DIR`` (before the command) writes, and reads any cached input, in ``DIR`` instead of
 ``benchmarks/results``.
@@ -31,6 +33,7 @@ COMMANDS = {
     "default-cap": ("_adaptive.default_cap", "runs that would reach the default cap"),
     "paired-tdsa": ("_adaptive.paired_tdsa", "the paired default against Optuna's pruner on the TDSA replay"),
     "paired-workers": ("_adaptive.paired_workers", "evaluations and wall time with 2 and 4 workers"),
+    "clock": ("_adaptive.clock", "the virtual clock against real runs; a 64-candidate grid on 4-64 workers"),
 }
 
 if __name__ == "__main__":

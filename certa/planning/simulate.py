@@ -15,6 +15,7 @@ from ..engine.draws import derive_seed
 from ..engine.evaluators import FunctionEvaluator, execute
 from ..engine.runner import run
 from ..engine.strategy import Strategy
+from .clock import as_durations, clock_run
 
 
 def _own_rng(seed: int, candidate: int) -> np.random.Generator:
@@ -237,8 +238,6 @@ def _one_run(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int
     if hasattr(strat, "_track_belief"):
         strat._track_belief = False
     if clock is not None:
-        from .clock import clock_run
-
         workers, durations, max_in_flight, labels = clock
         r = clock_run(strat, evaluator, n_candidates, workers=workers, durations=durations, seed=seed,
                       max_in_flight=max_in_flight, names=labels)
@@ -372,7 +371,6 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     clock = None
     if workers is not None:
         from ..engine.scheduling import check_max_in_flight
-        from .clock import as_durations
 
         model = as_durations(1.0 if durations is None else durations)
         model.bind(labels)  # a recorded time for every candidate: refused here, before any run
