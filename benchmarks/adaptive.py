@@ -14,7 +14,9 @@ Subcommands (``python benchmarks/adaptive.py COMMAND --help`` lists a command's 
 * ``paired-tdsa``: the paired default against Optuna's pruner on the replay -> ``results/paired_tdsa.*``;
 * ``paired-workers``: evaluations and wall time with 2 and 4 workers -> ``results/paired_workers*.*``;
 * ``clock``: the virtual clock against real runs, and a 64-candidate grid's wall time on 4-64 workers
-  -> ``results/clock_*.json``, ``results/clock.md``.
+  -> ``results/clock_*.json``, ``results/clock.md``;
+* ``oracle-ratio``: the paired default's evaluations over the paired lower bounds on the four peers tasks
+  -> ``results/oracle_ratio.{json,md}``.
 
 ``--results DIR`` (before the command) writes, and reads any cached input, in ``DIR`` instead of
 ``benchmarks/results``.
@@ -34,6 +36,7 @@ COMMANDS = {
     "paired-tdsa": ("_adaptive.paired_tdsa", "the paired default against Optuna's pruner on the TDSA replay"),
     "paired-workers": ("_adaptive.paired_workers", "evaluations and wall time with 2 and 4 workers"),
     "clock": ("_adaptive.clock", "the virtual clock against real runs; a 64-candidate grid on 4-64 workers"),
+    "oracle-ratio": ("_adaptive.oracle_ratio", "the paired default's evaluations over the paired lower bounds"),
 }
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@
   simulate --workers W``): wall time, occupancy, evaluations spent ahead;
 * :mod:`.batch` -- the same rules vectorised over many runs, for calibration tables;
 * :mod:`.lower_bound` -- the characteristic time ``T*`` and the evaluation lower bound that budgets
-  and reports are compared with.
+  and reports are compared with;
+* :mod:`.paired_bound` -- the same bound for paired rows (a row's scores correlated): every candidate on
+  every row, the pairwise design, and the best allocation of rows to member sets (the oracle ratio).
 
 May import :mod:`certa.engine` and :mod:`certa.strategies` (and numpy/scipy); imported by the fronts
 (:mod:`certa.search`, the CLI). Nothing here fits a model; a store is read only for the evaluation times it recorded
