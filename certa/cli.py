@@ -176,17 +176,27 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Print a summary of the run kept in a certa store: method and settings, "
                           "candidates ranked with mean, 95% interval and evaluations, the choice and its confidence "
                           "or stability, failures and time spent. Works on a finished run, a killed one and one "
-                          "still going in another process (the store is opened read-only).")
+                          "still going in another process (the store is opened read-only). Lists the 20 best "
+                          "candidates and, when there are more, histograms of every candidate's estimate and "
+                          "evaluations; --all lists every candidate and every failed attempt.")
     show.add_argument("store", help="SQLite file written by a certa run (store=...)")
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    show.add_argument("--all", "--full", dest="full", action="store_true",
+                      help="list every candidate and every failed attempt (default: the 20 best, the first 50 "
+                           "failed attempts, and histograms)")
     rep = sub.add_parser("report", help="write a self-contained HTML report of a run kept in a store",
                          description="Write one HTML file (figures embedded, no network needed to open it) with "
                          "the summary of certa show and the figures of the run's method: scores per candidate "
                          "with intervals, the comparison table with Holm-adjusted p-values, failures; J-K-fold: "
                          "choice per partition and stability; bandits: evaluations per candidate over time and "
                          "P(best) over the run; progressive sampling: score against training size and survivors "
-                         "per round; quantification bounds: bound per candidate.")
+                         "per round; quantification bounds: bound per candidate. Lists and draws the 20 best "
+                         "candidates, with histograms of every candidate's estimate and evaluations; --all "
+                         "lists every candidate.")
     rep.add_argument("store", help="SQLite file written by a certa run (store=...)")
+    rep.add_argument("--all", "--full", dest="full", action="store_true",
+                     help="list every candidate and every failed attempt in the tables (default: the 20 best and "
+                          "the first 50 failed attempts)")
     rep.add_argument("-o", "--output", default="report.html", help="HTML file to write (default report.html)")
     rep.add_argument("--title", default=None, help="page title (default: certa report: STORE)")
     return parser
@@ -196,7 +206,7 @@ def _run_report(args) -> None:
     from .reporting.loading import load
     from .reporting.report import write_report
 
-    path = write_report(load(args.store), args.output, title=args.title)
+    path = write_report(load(args.store), args.output, title=args.title, full=args.full)
     print(f"wrote {path}")
 
 
@@ -317,7 +327,7 @@ def _run_show(args) -> None:
     from .reporting.loading import load
     from .reporting.summary import print_summary, summarize
 
-    summary = summarize(load(args.store))
+    summary = summarize(load(args.store), full=args.full)
     if args.json:
         print(json.dumps(summary, indent=2, default=repr))
     else:

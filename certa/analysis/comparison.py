@@ -139,66 +139,23 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
     if len(kinds) > 1:
         raise ValueError(f"the selection mixes evaluation kinds {sorted(kinds)}; compare within one design")
     kind = kinds.pop() if kinds else "full"
-    deciding = _deciding_round(selection, ok) if kind == "subset" else None
-    rows = []
-    for c in selection.candidates:
-        if c.index == best:
-            continue
-        row: dict[str, Any] = {"candidate": c.index, "name": c.name}
-        a = ok[ok["candidate"] == best]
-        b = ok[ok["candidate"] == c.index]
-        if kind == "fold":
-            merged = a.merge(b, on="index", suffixes=("_best", "_other"))
-            merged = merged.sort_values("index")
-            J = len({i[0] for i in ev["index"]})
-            K = len({i[1] for i in ev["index"]})
-            n = len(merged)
-            row.update(design=f"paired by fold ({J}x{K}-fold)", n_pairs=n)
-            if n >= 2:
-                n_train = merged["n_train_best"].mean() if "n_train_best" in merged else None
-                n_test = merged["n_test_best"].mean() if "n_test_best" in merged else None
-                if n == J * K:
-                    res = corrected_repeated_kfold_ttest(merged["score_best"].to_numpy(), merged["score_other"].to_numpy(),
-                                                         J, K, n_train, n_test, confidence=confidence)
-                    row.update(test="corrected repeated k-fold t-test (Bouckaert & Frank 2004)",
-                               statistic=res.statistic, pvalue=res.pvalue, ci_low=res.ci[0], ci_high=res.ci[1])
-                else:
-                    row.update(test=_missing_folds(ev, best, c.index, n, J * K))
-            row.update(mean_best=a["score"].mean(), mean_other=b["score"].mean())
-            row["mean_difference"] = (merged["score_best"] - merged["score_other"]).mean() if n else math.nan
-        elif kind == "split":
-            row.update(design="unpaired: independent split and seed per evaluation", n_pairs=0,
-                       mean_best=a["score"].mean(), mean_other=b["score"].mean())
-            row["mean_difference"] = row["mean_best"] - row["mean_other"]
-            if len(a) >= 2 and len(b) >= 2:
-                row.update(_welch(a["score"].to_numpy(), b["score"].to_numpy(), confidence))
-        elif kind == "subset" and deciding is not None:
-            r, ex_best = deciding
-            ex_other = _per_example(selection, ok, c.index, r)
-            if ex_other is None:
-                continue  # not evaluated in the deciding round: dropped earlier (see the strategy's rounds)
-            row.update(design=f"paired by example (round {r}, {len(ex_best)} evaluation examples)",
-                       n_pairs=len(ex_best), mean_best=float(ex_best.mean()), mean_other=float(ex_other.mean()))
-            row.update(_paired_examples(ex_best, ex_other, confidence))
-        elif kind == "subset":
-            merged = a.merge(b, on="index", suffixes=("_best", "_other"))
-            n = len(merged)
-            row.update(design="paired by round (progressive sampling)", n_pairs=n,
-                       mean_best=merged["score_best"].mean() if n else math.nan,
-                       mean_other=merged["score_other"].mean() if n else math.nan)
-            d = (merged["score_best"] - merged["score_other"]).to_numpy()
-            row["mean_difference"] = d.mean() if n else math.nan
-            if n >= 2:
-                res = paired_permutation_test(merged["score_best"].to_numpy(), merged["score_other"].to_numpy(),
-                                              random_state=selection.seed)
-                row.update(test="paired permutation test over shared rounds", statistic=res.statistic,
-                           pvalue=res.pvalue)
-        else:
-            row.update(design="one evaluation per candidate", n_pairs=0, mean_best=a["score"].mean(),
-                       mean_other=b["score"].mean(), test="none: one evaluation per candidate")
-            row["mean_difference"] = row["mean_best"] - row["mean_other"]
-        rows.append(row)
-    table = pd.DataFrame(rows)
+    # every candidate's scores at once (one pass over the evaluations, whatever the number of candidates)
+    stats = _Scores(selection, ev, ok)
+    others = np.array([c.index for c in selection.candidates if c.index != best], dtype=np.intp)
+    if kind == "fold":
+        table = _fold_rows(selection, stats, others, ev, ok, confidence)
+    elif kind == "split":
+        table = _split_rows(stats, best, others, confidence)
+    elif kind == "subset":
+        table = pd.DataFrame(_subset_rows(selection, stats, ev, ok, confidence))
+    else:
+        table = pd.DataFrame({"candidate": others, "design": "one evaluation per candidate", "n_pairs": 0,
+                              "mean_best": stats.mean[best], "mean_other": stats.mean[others],
+                              "test": "none: one evaluation per candidate",
+                              "mean_difference": stats.mean[best] - stats.mean[others]})
+    if len(table):
+        names = np.asarray([c.name for c in selection.candidates], dtype=object)
+        table.insert(1, "name", names[table["candidate"].to_numpy(dtype=np.intp)])
     for col in COLUMNS:
         if col not in table:
             table[col] = np.nan if col not in ("test",) else "none: too few evaluations"
@@ -214,10 +171,179 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
     return table[COLUMNS].reset_index(drop=True)
 
 
-def _missing_folds(ev: pd.DataFrame, best: int, other: int, n: int, total: int) -> str:
+class _Scores:
+    """Each candidate's successful scores, found by position (sorted by candidate once), their count and mean."""
+
+    def __init__(self, selection: Selection, ev: pd.DataFrame, ok: pd.DataFrame) -> None:
+        n = len(selection.candidates)
+        cand = ok["candidate"].to_numpy(dtype=np.intp)
+        self.score = pd.to_numeric(ok["score"], errors="coerce").to_numpy(dtype=float)
+        self.order = np.argsort(cand, kind="stable")
+        self.start = np.searchsorted(cand[self.order], np.arange(n + 1))
+        self.count = np.diff(self.start)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sums = np.bincount(cand, weights=self.score, minlength=n)
+            self.mean = np.where(self.count > 0, sums / np.maximum(self.count, 1), np.nan)
+            dev = self.score - self.mean[cand]
+            self.var = np.where(self.count > 1, np.bincount(cand, weights=dev * dev, minlength=n)
+                                / np.maximum(self.count - 1, 1), np.nan)
+        self.failed = np.bincount(ev.loc[ev["status"] != "ok", "candidate"].to_numpy(dtype=np.intp), minlength=n)
+
+    def rows(self, c: int) -> np.ndarray:
+        """Positions in ``ok`` of candidate ``c``'s successful evaluations, in recorded order."""
+        return self.order[self.start[c]:self.start[c + 1]]
+
+
+def _fold_rows(selection: Selection, stats: _Scores, others: np.ndarray, ev: pd.DataFrame, ok: pd.DataFrame,
+               confidence: float) -> pd.DataFrame:
+    """J-K-fold: the corrected repeated k-fold t-test of the choice against every other candidate at once."""
+    best = selection.best_index
+    J = len({i[0] for i in ev["index"]})
+    K = len({i[1] for i in ev["index"]})
+    j = np.fromiter((i[0] for i in ok["index"]), dtype=np.intp, count=len(ok))
+    k = np.fromiter((i[1] for i in ok["index"]), dtype=np.intp, count=len(ok))
+    width = int(k.max()) + 1 if len(k) else 1
+    fold = j * width + k
+    n_folds = int(fold.max()) + 1 if len(fold) else 0
+    scores = np.full((len(selection.candidates), n_folds), np.nan)
+    scores[ok["candidate"].to_numpy(dtype=np.intp), fold] = stats.score
+    x = scores[best]
+    y = scores[others]
+    common = np.isfinite(y) & np.isfinite(x)[None, :]
+    n = common.sum(axis=1)
+    d = np.where(common, x[None, :] - np.where(common, y, 0.0), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_diff = np.where(n > 0, d.sum(axis=1) / np.maximum(n, 1), np.nan)
+    table = pd.DataFrame({"candidate": others, "design": f"paired by fold ({J}x{K}-fold)", "n_pairs": n,
+                          "mean_best": stats.mean[best], "mean_other": stats.mean[others],
+                          "mean_difference": mean_diff, "test": None, "statistic": np.nan, "pvalue": np.nan,
+                          "ci_low": np.nan, "ci_high": np.nan})
+    total = J * K
+    missing = (n >= 2) & (n != total)
+    table.loc[missing, "test"] = [_missing_folds_text(int(stats.failed[best] + stats.failed[c]), int(m), total)
+                                  for c, m in zip(others[missing], n[missing])]
+    full = (n >= 2) & (n == total)
+    if not full.any():
+        return table
+    best_rows = ok.iloc[stats.rows(best)]
+    n_train = best_rows["n_train"].mean() if "n_train" in ok else None
+    n_test = best_rows["n_test"].mean() if "n_test" in ok else None
+    sizes_ok = (n_train is None and n_test is None) or (
+        n_train is not None and n_test is not None and np.isfinite([n_train, n_test]).all()
+        and n_train > 0 and n_test > 0)
+    cols = np.isfinite(x)   # the folds the choice was scored on (every fold of a full row)
+    xs, ys = x[cols][None, :], y[full][:, cols]
+    if K < 2 or not sizes_ok or not np.isfinite(ys).all():
+        # what the test itself says of these inputs (it raises, naming them)
+        for r in np.flatnonzero(full):
+            res = corrected_repeated_kfold_ttest(x[common[r]], y[r][common[r]], J, K, n_train, n_test,
+                                                 confidence=confidence)
+            table.loc[r, ["statistic", "pvalue", "ci_low", "ci_high"]] = [res.statistic, res.pvalue, *res.ci]
+    else:
+        ratio = 1.0 / (K - 1) if n_train is None else float(n_test) / float(n_train)
+        res = _t_rows(xs - ys, np.maximum(np.abs(xs).max(), np.abs(ys).max(axis=1)), 1.0 / total + ratio,
+                      total - 1, confidence)
+        for col, values in res.items():
+            table.loc[full, col] = values
+    table.loc[full, "test"] = "corrected repeated k-fold t-test (Bouckaert & Frank 2004)"
+    return table
+
+
+def _t_rows(d: np.ndarray, scale: np.ndarray, factor: float, df: float, confidence: float) -> dict[str, np.ndarray]:
+    """Two-sided t-tests of ``mean(d) = 0``, one per row of ``d``, with ``se = sqrt(factor * var(d))``.
+
+    The same numbers as :func:`certa.stats.corrected_repeated_kfold_ttest` row by row, zero spread
+    included (all differences equal: t = 0 or +-inf, the interval the common difference).
+    """
+    from ..stats._validation import ZERO_SPREAD_RTOL
+
+    mean = d.mean(axis=1)
+    tiny = np.maximum(scale, np.finfo(float).tiny)
+    zero = np.ptp(d, axis=1) <= ZERO_SPREAD_RTOL * tiny
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(factor * d.var(axis=1, ddof=1))
+        t = mean / se
+    p = np.clip(2.0 * sps.t.sf(np.abs(t), df), 0.0, 1.0)
+    q = sps.t.ppf(0.5 + confidence / 2.0, df)
+    low, high = mean - q * se, mean + q * se
+    none = zero & (np.abs(mean) <= ZERO_SPREAD_RTOL * tiny)
+    t = np.where(zero, np.where(none, 0.0, np.copysign(np.inf, mean)), t)
+    p = np.where(zero, np.where(none, 1.0, 0.0), p)
+    low, high = np.where(zero, mean, low), np.where(zero, mean, high)
+    return {"statistic": t, "pvalue": p, "ci_low": low, "ci_high": high}
+
+
+def _split_rows(stats: _Scores, best: int, others: np.ndarray, confidence: float) -> pd.DataFrame:
+    """Fresh splits: Welch's unpaired t-test of the choice against every other candidate at once."""
+    mb, mo = stats.mean[best], stats.mean[others]
+    table = pd.DataFrame({"candidate": others, "design": "unpaired: independent split and seed per evaluation",
+                          "n_pairs": 0, "mean_best": mb, "mean_other": mo, "mean_difference": mb - mo,
+                          "test": None, "statistic": np.nan, "pvalue": np.nan, "ci_low": np.nan, "ci_high": np.nan})
+    nb, no = stats.count[best], stats.count[others]
+    tested = (nb >= 2) & (no >= 2)
+    if not tested.any():
+        return table
+    vb, vo = stats.var[best] / nb, stats.var[others] / no
+    # (next to) no spread, where rounding decides the numbers: scipy's own answer, as the test itself gives it
+    tiny = (1e-12 * np.maximum(np.abs(stats.mean), 1.0)) ** 2
+    flat = tested & ((stats.var[best] <= tiny[best]) | (stats.var[others] <= tiny[others]))
+    for r in np.flatnonzero(flat):
+        res = _welch(stats.score[stats.rows(best)], stats.score[stats.rows(int(others[r]))], confidence)
+        table.loc[r, list(res)] = list(res.values())
+    rest = tested & ~flat
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(vb + vo[rest])
+        df = (vb + vo[rest]) ** 2 / (vb ** 2 / (nb - 1) + vo[rest] ** 2 / (no[rest] - 1))
+        diff = mb - mo[rest]
+        t = diff / se
+    q = sps.t.ppf(0.5 + confidence / 2.0, df)
+    table.loc[rest, "statistic"] = t
+    table.loc[rest, "pvalue"] = np.clip(2.0 * sps.t.sf(np.abs(t), df), 0.0, 1.0)
+    table.loc[rest, "ci_low"] = diff - q * se
+    table.loc[rest, "ci_high"] = diff + q * se
+    table.loc[tested, "test"] = "Welch's unpaired t-test"
+    return table
+
+
+def _subset_rows(selection: Selection, stats: _Scores, ev: pd.DataFrame, ok: pd.DataFrame,
+                 confidence: float) -> list[dict[str, Any]]:
+    """Progressive sampling: per other candidate, paired by example in the deciding round, else by round."""
+    best = selection.best_index
+    deciding = _deciding_round(selection, ok)
+    a = ok.iloc[stats.rows(best)]
+    rows = []
+    for c in selection.candidates:
+        if c.index == best:
+            continue
+        row: dict[str, Any] = {"candidate": c.index}
+        if deciding is not None:
+            r, ex_best = deciding
+            ex_other = _per_example(selection, ok, c.index, r)
+            if ex_other is None:
+                continue  # not evaluated in the deciding round: dropped earlier (see the strategy's rounds)
+            row.update(design=f"paired by example (round {r}, {len(ex_best)} evaluation examples)",
+                       n_pairs=len(ex_best), mean_best=float(ex_best.mean()), mean_other=float(ex_other.mean()))
+            row.update(_paired_examples(ex_best, ex_other, confidence))
+        else:
+            b = ok.iloc[stats.rows(c.index)]
+            merged = a.merge(b, on="index", suffixes=("_best", "_other"))
+            n = len(merged)
+            row.update(design="paired by round (progressive sampling)", n_pairs=n,
+                       mean_best=merged["score_best"].mean() if n else math.nan,
+                       mean_other=merged["score_other"].mean() if n else math.nan)
+            d = (merged["score_best"] - merged["score_other"]).to_numpy()
+            row["mean_difference"] = d.mean() if n else math.nan
+            if n >= 2:
+                res = paired_permutation_test(merged["score_best"].to_numpy(), merged["score_other"].to_numpy(),
+                                              random_state=selection.seed)
+                row.update(test="paired permutation test over shared rounds", statistic=res.statistic,
+                           pvalue=res.pvalue)
+        rows.append(row)
+    return rows
+
+
+def _missing_folds_text(failed: int, n: int, total: int) -> str:
     """Why a J-K-fold comparison has fewer than J*K pairs: failed evaluations, or a run not finished."""
-    two = ev[ev["candidate"].isin([best, other])]
-    failed = int((two["status"] != "ok").sum())
     if failed:
         return f"none: {total - n} of {total} folds missing ({failed} failed evaluation(s))"
     return f"none: {total - n} of {total} folds not scored yet (run not finished)"

@@ -5,7 +5,7 @@ Imports nothing else of certa; imported by every other room (the strategies, the
 analysis and reporting rooms, and the fronts).
 """
 from .callbacks import Callback, Evaluation, RunView
-from .candidates import Candidate, as_candidates, candidates_from_grid, named_candidates
+from .candidates import Candidate, DuplicateNamesWarning, as_candidates, candidates_from_grid, named_candidates
 from .draws import Draw, Outcome, derive_seed, row_seed, split_draw
 from .evaluators import EstimatorEvaluator, Evaluator, FunctionEvaluator
 from .executors import ClusterLostError, DaskExecutor, InlineExecutor, RayExecutor, resolve_executor
@@ -21,6 +21,7 @@ __all__ = [
            "ClusterLostError",
            "DaskExecutor",
            "Draw",
+           "DuplicateNamesWarning",
            "EstimatorEvaluator",
            "Evaluation",
            "Evaluator",

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import math
+import warnings
+import weakref
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +19,56 @@ class Candidate:
     index: int
     name: str
     params: dict[str, Any]
+
+
+class DuplicateNamesWarning(UserWarning):
+    """Several candidates share a name: outputs tell them apart by their parameters (``same {C: 1}``)."""
+
+
+#: first candidate of each list already warned about -> a weak reference to it (one warning per list,
+#: however many fronts pass the same candidates on)
+_WARNED: dict[int, weakref.ref] = {}
+
+
+def warn_duplicate_names(candidates: Sequence[Candidate], stacklevel: int = 3) -> None:
+    """Warn (:class:`DuplicateNamesWarning`) when names repeat, saying how many and which.
+
+    A run accepts such candidates (each is told apart by its index and parameters), but a
+    reader of the output could not tell ``same`` from ``same``: ``certa show``, ``certa report``
+    and the figures then show the parameters after a repeated name.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn_duplicate_names([Candidate(0, "same", {"C": 1}), Candidate(1, "same", {"C": 2})])
+    >>> str(w[0].message).split(":")[0]
+    '2 of 2 candidates share their name with another'
+    """
+    if not candidates:
+        return
+    first = candidates[0]
+    seen = _WARNED.get(id(first))
+    if seen is not None and seen() is first:
+        return
+    counts = Counter(c.name for c in candidates)
+    repeated = {name: n for name, n in counts.items() if n > 1}
+    if not repeated:
+        return
+    shared = sum(repeated.values())
+    examples = ", ".join(f"{name[:40]!r} x{n:,}" for name, n in
+                         sorted(repeated.items(), key=lambda kv: -kv[1])[:3])
+    more = f" and {len(repeated) - 3:,} more names" if len(repeated) > 3 else ""
+    warnings.warn(f"{shared:,} of {len(candidates):,} candidates share their name with another: {examples}{more}; "
+                  "each is still evaluated and chosen on its own (by index and parameters), and outputs show "
+                  "the parameters after a repeated name; give distinct names to read the results more easily",
+                  DuplicateNamesWarning, stacklevel=stacklevel)
+    key = id(first)
+    try:
+        _WARNED[key] = weakref.ref(first, lambda _, key=key: _WARNED.pop(key, None))
+    except TypeError:  # pragma: no cover - a Candidate always takes weak references
+        pass
 
 
 def _format_params(params: Mapping[str, Any]) -> str:
@@ -96,7 +149,16 @@ def named_candidates(named: Mapping[str, Any]) -> list[Candidate]:
 
 
 def as_candidates(candidates: Any) -> list[Candidate]:
-    """Normalise candidates given as a list of :class:`Candidate`, a param grid, or named models."""
+    """Normalise candidates given as a list of :class:`Candidate`, a param grid, or named models.
+
+    Warns with :class:`DuplicateNamesWarning` when names repeat (once per list of candidates).
+    """
+    out = _as_candidates(candidates)
+    warn_duplicate_names(out, stacklevel=3)
+    return out
+
+
+def _as_candidates(candidates: Any) -> list[Candidate]:
     if isinstance(candidates, Sequence) and candidates and all(isinstance(c, Candidate) for c in candidates):
         if [c.index for c in candidates] != list(range(len(candidates))):
             raise ValueError("candidates must be indexed 0..n-1 in order")

@@ -92,14 +92,17 @@ class Draw:
     def __post_init__(self) -> None:
         if self.kind not in DRAW_KINDS:
             raise ValueError(f"kind must be one of {DRAW_KINDS}, got {self.kind!r}")
-        object.__setattr__(self, "index", tuple(int(i) for i in self.index))
+        object.__setattr__(self, "index", tuple(map(int, self.index)))
 
     @property
     def key(self) -> str:
-        """Unique, stable identifier of the draw within a run (the store key)."""
-        idx = ".".join(str(i) for i in self.index)
-        size = "" if self.size is None else f"/n{self.size}"
-        return f"{self.kind}/c{self.candidate}/{idx}{size}"
+        """Unique, stable identifier of the draw within a run (the store key); computed once per draw."""
+        key = self.__dict__.get("_key")
+        if key is None:
+            idx = ".".join(map(str, self.index))
+            size = "" if self.size is None else f"/n{self.size}"
+            key = self.__dict__["_key"] = f"{self.kind}/c{self.candidate}/{idx}{size}"
+        return key
 
     def to_json(self) -> str:
         return json.dumps(

@@ -62,16 +62,24 @@ def rebuild_strategy(spec: dict[str, Any]) -> Strategy | None:
 
 def _final_outcomes(rows: list, retries: int | None) -> dict[str, tuple[Draw, Outcome]]:
     """Per draw key, the outcome the runner would use: the first success, else the last attempt."""
-    out: dict[str, tuple[Draw, Outcome]] = {}
-    by_key: dict[str, list] = {}
+    order: dict[str, None] = {}   # keys in the order first recorded
+    first_ok: dict[str, tuple[Draw, Outcome]] = {}
+    failed: dict[str, list] = {}
     for row in rows:
-        by_key.setdefault(row.draw.key, []).append(row)
-    for key, attempts in by_key.items():
-        ok = [r for r in attempts if r.outcome.ok]
-        if ok:
-            out[key] = (ok[0].draw, ok[0].outcome)
-        elif retries is None or len(attempts) > retries:
-            out[key] = (attempts[-1].draw, attempts[-1].outcome)
+        key = row.draw.key
+        order.setdefault(key)
+        if key in first_ok:
+            continue
+        if row.outcome.ok:
+            first_ok[key] = (row.draw, row.outcome)
+        else:
+            failed.setdefault(key, []).append(row)
+    out: dict[str, tuple[Draw, Outcome]] = {}
+    for key in order:
+        if key in first_ok:
+            out[key] = first_ok[key]
+        elif retries is None or len(failed[key]) > retries:
+            out[key] = (failed[key][-1].draw, failed[key][-1].outcome)
     return out
 
 
@@ -91,14 +99,15 @@ def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[str
             if draw is None:
                 break
             queue.append(draw)
-        if queue and queue[0].candidate in strategy.dropped:  # the runner answered it without evaluating
+        if queue and queue[0].candidate in getattr(strategy, "_dropped", ()):  # answered without evaluating
             draw = queue.popleft()
             strategy.tell(draw, Outcome.failure("candidate dropped", status="dropped"))
             continue
-        if not queue or queue[0].key not in outcomes:
+        found = outcomes.get(queue[0].key) if queue else None
+        if found is None:
             break
         draw = queue.popleft()
-        outcome = outcomes[draw.key][1]
+        outcome = found[1]
         strategy.tell(draw, outcome)
         told.append((draw, outcome, outcome.attempt))
         c = draw.candidate
@@ -210,14 +219,16 @@ def load(store: str | os.PathLike) -> Selection:
     keys = sorted({k for c in candidates for k in c.params})
     for k in keys:
         ev[f"param_{k}"] = [candidates[c].params.get(k) for c in ev["candidate"]] if len(ev) else []
-    attempts = pd.DataFrame([{"seq": r.seq, "key": r.draw.key, "candidate": r.draw.candidate,
-                              "name": names[r.draw.candidate] if r.draw.candidate < len(names) else "?",
-                              "kind": r.draw.kind, "index": r.draw.index, "attempt": r.outcome.attempt,
-                              "status": r.outcome.status, "score": r.outcome.score, "error": r.outcome.error,
-                              "duration": r.outcome.duration, "recorded_at": stamps.get(r.seq, math.nan)}
-                             for r in rows],
-                            columns=["seq", "key", "candidate", "name", "kind", "index", "attempt", "status",
-                                     "score", "error", "duration", "recorded_at"])
+    attempts = pd.DataFrame(  # column by column: fast for any number of rows
+        {"seq": [r.seq for r in rows], "key": [r.draw.key for r in rows],
+         "candidate": [r.draw.candidate for r in rows],
+         "name": [names[r.draw.candidate] if r.draw.candidate < len(names) else "?" for r in rows],
+         "kind": [r.draw.kind for r in rows], "index": [r.draw.index for r in rows],
+         "attempt": [r.outcome.attempt for r in rows], "status": [r.outcome.status for r in rows],
+         "score": [r.outcome.score for r in rows], "error": [r.outcome.error for r in rows],
+         "duration": [r.outcome.duration for r in rows], "recorded_at": [stamps.get(r.seq, math.nan) for r in rows]},
+        columns=["seq", "key", "candidate", "name", "kind", "index", "attempt", "status", "score", "error",
+                 "duration", "recorded_at"])
     selection.attempts = attempts
     created = float(meta["created_at"]) if "created_at" in meta else math.nan
     last = float(attempts["recorded_at"].max()) if len(attempts) else math.nan

@@ -7,7 +7,9 @@ on it and returns it. Nothing global is changed: no backend switch, no
 
 Which figures fit which method:
 
-- every method: :func:`scores` (candidates ranked, mean and interval),
+- every method: :func:`scores` (candidates ranked, mean and interval; the best
+  :data:`MAX_DRAWN` when there are more, with :func:`estimates`, the histogram of every
+  candidate's estimate),
   :func:`comparison` (the chosen one against each other, Holm-adjusted
   p-values), :func:`failures`;
 - J-K-fold: :func:`partition_choices`, :func:`stability`;
@@ -24,6 +26,7 @@ import copy
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..engine.selection import Selection
 
@@ -45,6 +48,8 @@ def _selection(selection: Any) -> Selection:
 
 #: Candidate names longer than this are replaced by short labels (#1, #2, ... by rank) with a key.
 LABEL_WIDTH = 24
+#: Most candidates a figure draws one by one (the best by rank); the others are counted in the title.
+MAX_DRAWN = 20
 
 
 def _rank_order(sel: Selection) -> list[int]:
@@ -53,17 +58,31 @@ def _rank_order(sel: Selection) -> list[int]:
     return [int(i) for i in ranked_table(sel).index]
 
 
-def short_labels(sel: Selection) -> tuple[dict[int, str], list[str]]:
+def top_candidates(sel: Selection, limit: int | None = MAX_DRAWN) -> list[int]:
+    """The indices of the ``limit`` best candidates by rank (as in the ranked table), best first; all with ``None``."""
+    order = _rank_order(sel)
+    return order if limit is None else order[:limit]
+
+
+def _of(shown: list[int], sel: Selection) -> str:
+    """`` (the 20 best of 100,000)`` when a figure leaves candidates out, else nothing."""
+    n = len(sel.candidates)
+    return "" if len(shown) >= n else f" (the {len(shown):,} best of {n:,})"
+
+
+def short_labels(sel: Selection, shown: list[int] | None = None) -> tuple[dict[int, str], list[str]]:
     """Labels for the figures: the names if all are short, else ``#rank`` (as in the ranked table) with a key.
 
-    Returns ``({candidate index: label}, key lines)``; the key is empty when the names are the labels.
+    Returns ``({candidate index: label}, key lines)``; the key is empty when the names are the labels,
+    and lists the candidates of ``shown`` only (default: the :data:`MAX_DRAWN` best).
     """
     names = {c.index: c.name for c in sel.candidates}
     if max((len(n) for n in names.values()), default=0) <= LABEL_WIDTH:
         return names, []
     order = _rank_order(sel)
     labels = {c: f"#{r}" for r, c in enumerate(order, 1)}
-    return labels, [f"{labels[c]}  {names[c]}" for c in order]
+    shown = order[:MAX_DRAWN] if shown is None else shown
+    return labels, [f"{labels[c]}  {names[c]}" for c in shown]
 
 
 def _draw_key(ax: Any, key: list[str], below: float) -> None:
@@ -96,8 +115,8 @@ def scores(selection: Any, ax: Any = None):
     from .summary import ranked_table
 
     sel = _selection(selection)
-    table = ranked_table(sel)
-    labels, key = short_labels(sel)
+    table = ranked_table(sel).iloc[:MAX_DRAWN]
+    labels, key = short_labels(sel, [int(i) for i in table.index])
     ax = _axes(ax, (7, max(2.5, 0.35 * len(table) + 1.5 + 0.15 * len(key))))
     y = np.arange(len(table))[::-1]
     mean = table["mean"].to_numpy(dtype=float)
@@ -111,10 +130,34 @@ def scores(selection: Any, ax: Any = None):
     ax.set_yticks(y)
     ax.set_yticklabels([labels[int(i)] for i in table.index])
     ax.set_xlabel("score (mean over successful evaluations)")
-    ax.set_title("Scores per candidate, best first", fontsize="medium")
+    ax.set_title("Scores per candidate, best first" + _of(list(table.index), sel), fontsize="medium")
     # the legend above the plot, outside it: it covers neither points nor labels
     ax.legend(fontsize="x-small", loc="lower left", bbox_to_anchor=(0.0, 1.08), ncol=3, frameon=False)
     _draw_key(ax, key, -0.18)
+    return ax
+
+
+def estimates(selection: Any, ax: Any = None, bins: int = 30):
+    """Every candidate's estimate (what ranks them) as a histogram, the choice marked.
+
+    What the ranked table and :func:`scores` leave out when there are more candidates than
+    they list: how the estimates of all of them spread, and where the choice stands.
+    """
+    sel = _selection(selection)
+    est = np.asarray(sel.result["estimates"], dtype=float)
+    finite = est[np.isfinite(est)]
+    ax = _axes(ax)
+    if finite.size:
+        ax.hist(finite, bins=bins if finite.min() < finite.max() else 1, color="tab:blue", alpha=0.8)
+    if np.isfinite(est[sel.best_index]):
+        ax.axvline(est[sel.best_index], color="tab:red", linestyle="--",
+                   label="chosen" if sel.finished else "leader so far")
+        ax.legend(fontsize="small")
+    ax.set_xlabel("estimate")
+    ax.set_ylabel("candidates")
+    missing = est.size - finite.size
+    ax.set_title(f"Estimates of all {est.size:,} candidates" + (f" ({missing:,} without one)" if missing else ""),
+                 fontsize="medium")
     return ax
 
 
@@ -128,6 +171,8 @@ def comparison(selection: Any, ax: Any = None, confidence: float = 0.95):
 
     sel = _selection(selection)
     table = comparison_table(sel, confidence=confidence)
+    n_rows = len(table)
+    table = table.iloc[:MAX_DRAWN]   # the closest competitors (p-values adjusted over all comparisons)
     ax = _axes(ax, (9, max(1.5, 0.35 * len(table) + 1)))
     ax.set_axis_off()
 
@@ -145,7 +190,8 @@ def comparison(selection: Any, ax: Any = None, confidence: float = 0.95):
     tab.auto_set_font_size(False)
     tab.set_fontsize(8)
     tab.auto_set_column_width(list(range(6)))
-    ax.set_title(f"{sel.best.name} against each other candidate", fontsize="medium")
+    ax.set_title(f"{sel.best.name} against each other candidate"
+                 + ("" if n_rows <= len(table) else f" (the {len(table)} closest of {n_rows:,})"), fontsize="medium")
     return ax
 
 
@@ -154,24 +200,33 @@ def failures(selection: Any, ax: Any = None):
     sel = _selection(selection)
     attempts = getattr(sel, "attempts", None)
     frame = attempts if attempts is not None else sel.evaluations
-    names = [c.name for c in sel.candidates]
-    ax = _axes(ax, (7, max(2.5, 0.35 * len(names) + 1)))
     bad = frame[frame["status"] != "ok"] if len(frame) else frame
     statuses = sorted(set(bad["status"])) if len(bad) else []
+    # counted once (candidate x status); drawn: the candidates with the most failed attempts
+    counts = pd.crosstab(bad["candidate"], bad["status"]) if len(bad) else pd.DataFrame()
+    if len(sel.candidates) <= MAX_DRAWN:
+        drawn = [c.index for c in sel.candidates]
+    else:
+        drawn = list(counts.sum(axis=1).sort_values(ascending=False, kind="stable").index[:MAX_DRAWN]) \
+            if len(counts) else []
+    counts = counts.reindex(index=drawn, columns=statuses, fill_value=0)
+    names = [sel.candidates[c].name for c in drawn]
+    ax = _axes(ax, (7, max(2.5, 0.35 * len(names) + 1)))
     y = np.arange(len(names))[::-1]
     left = np.zeros(len(names))
     for status in statuses:
-        counts = np.array([int(((bad["candidate"] == c.index) & (bad["status"] == status)).sum())
-                           for c in sel.candidates])
-        ax.barh(y, counts, left=left, label=status)
-        left += counts
+        col = counts[status].to_numpy(dtype=float) if len(names) else np.zeros(0)
+        ax.barh(y, col, left=left, label=status)
+        left += col
     ax.set_yticks(y)
     ax.set_yticklabels(names)
     ax.set_xlabel("failed attempts")
-    ax.set_title("Failures per candidate" if statuses else "Failures per candidate: none")
+    more = "" if len(drawn) >= len(sel.candidates) else \
+        f" (the {len(drawn):,} with the most, of {len(sel.candidates):,} candidates)"
+    ax.set_title(("Failures per candidate" + more) if statuses else "Failures per candidate: none")
     if statuses:
         ax.legend(fontsize="small")
-    ax.set_xlim(0, max(1, left.max() + 0.5))
+    ax.set_xlim(0, max(1, (left.max() if left.size else 0) + 0.5))
     return ax
 
 
@@ -203,7 +258,7 @@ def partition_choices(selection: Any, ax: Any = None):
     s = _jk_scores(sel)
     done = _complete_partitions(s)
     part = s[:, done, :].mean(axis=2)  # (C, complete partitions)
-    C, J = part.shape
+    J = part.shape[1]
     ax = _axes(ax)
     x = np.flatnonzero(done) + 1
     labels, key = short_labels(sel)
@@ -211,7 +266,7 @@ def partition_choices(selection: Any, ax: Any = None):
     # named in the legend: the J-K-fold choice and every partition's choice (at most 10); the rest grey
     named = list(dict.fromkeys([sel.best_index] + [int(p) for p in picks]))[:10]
     others = False
-    for c in range(C):
+    for c in sorted(set(named) | set(top_candidates(sel))):   # the others in grey: the best by rank only
         if c in named:
             ax.plot(x, part[c], marker=".", linewidth=1.5, label=labels[c])
         else:
@@ -223,7 +278,7 @@ def partition_choices(selection: Any, ax: Any = None):
     ax.set_xticks(x)
     ax.set_xlabel("partition j")
     ax.set_ylabel("mean score over the K folds")
-    ax.set_title("Choice per partition", fontsize="medium")
+    ax.set_title("Choice per partition" + _of(top_candidates(sel), sel), fontsize="medium")
     _legend_outside(ax)
     _draw_key(ax, [k for k in key if k.split("  ", 1)[0] in {labels[c] for c in named}], -0.16)
     return ax
@@ -259,13 +314,15 @@ def evaluations_over_time(selection: Any, ax: Any = None, share: bool = False):
     ev = sel.evaluations
     ax = _axes(ax)
     x = np.arange(1, len(ev) + 1)
-    labels, key = short_labels(sel)
-    for c in sel.candidates:
-        counts = np.cumsum(ev["candidate"].to_numpy() == c.index)
-        ax.step(x, counts / x if share else counts, where="post", label=labels[c.index])
+    shown = top_candidates(sel)
+    labels, key = short_labels(sel, shown)
+    cand = ev["candidate"].to_numpy()
+    for c in sorted(shown):
+        counts = np.cumsum(cand == c)
+        ax.step(x, counts / x if share else counts, where="post", label=labels[c])
     ax.set_xlabel("evaluations so far")
     ax.set_ylabel("share of the evaluations" if share else "evaluations of the candidate")
-    ax.set_title("Evaluations per candidate over the run", fontsize="medium")
+    ax.set_title("Evaluations per candidate over the run" + _of(shown, sel), fontsize="medium")
     _legend_outside(ax)
     _draw_key(ax, key, -0.16)
     return ax
@@ -277,18 +334,20 @@ def score_distributions(selection: Any, ax: Any = None):
     ev = sel.evaluations
     ok = ev[ev["status"] == "ok"] if len(ev) else ev
     ax = _axes(ax)
-    data = [ok[ok["candidate"] == c.index]["score"].to_numpy(dtype=float) for c in sel.candidates]
+    shown = sorted(top_candidates(sel))   # in candidate order, as with few candidates
+    by = {int(c): g.to_numpy(dtype=float) for c, g in ok[ok["candidate"].isin(shown)].groupby("candidate")["score"]}
+    data = [by.get(c, np.zeros(0)) for c in shown]
     positions = np.arange(1, len(data) + 1)
     ax.boxplot([d for d in data if d.size], positions=positions[[d.size > 0 for d in data]], widths=0.5,
                showfliers=False)
     for pos, d in zip(positions, data):
         ax.plot(np.full(d.size, pos, dtype=float), d, ".", color="tab:blue", alpha=0.6)
-    labels, key = short_labels(sel)
+    labels, key = short_labels(sel, shown)
     ax.set_xticks(positions)
-    ax.set_xticklabels([labels[c.index] for c in sel.candidates], rotation=30 if len(data) > 4 else 0, ha="right"
+    ax.set_xticklabels([labels[c] for c in shown], rotation=30 if len(data) > 4 else 0, ha="right"
                        if len(data) > 4 else "center", fontsize="small")
     ax.set_ylabel("score")
-    ax.set_title("Scores of every evaluation per candidate", fontsize="medium")
+    ax.set_title("Scores of every evaluation per candidate" + _of(shown, sel), fontsize="medium")
     _draw_key(ax, key, -0.22)
     return ax
 
@@ -308,10 +367,10 @@ def belief(selection: Any, ax: Any = None):
     start = int(np.sum(sel.result["evaluations"])) - len(hist) + 1
     x = np.arange(start, start + len(hist))
     reached = sel.result.get("confidence_history")
-    labels, key = short_labels(sel)
-    for c in sel.candidates:
-        ax.plot(x, hist[:, c.index], label=f"posterior P(best): {labels[c.index]}",
-                linewidth=1 if reached is not None else 1.5)
+    shown = top_candidates(sel)
+    labels, key = short_labels(sel, shown)
+    for c in sorted(shown):
+        ax.plot(x, hist[:, c], label=f"posterior P(best): {labels[c]}", linewidth=1 if reached is not None else 1.5)
     if reached is not None:
         ax.plot(x, reached, color="black", linewidth=2, label="guarantee: GLR confidence of the choice")
     conf = sel.strategy.get("confidence")
@@ -320,8 +379,8 @@ def belief(selection: Any, ax: Any = None):
     ax.set_xlabel("evaluations")
     ax.set_ylabel("posterior P(best)" if reached is None else "posterior P(best) (thin); guarantee (black)")
     ax.set_ylim(0, 1.02)
-    ax.set_title("Posterior P(best) per candidate" + (" and the GLR guarantee" if reached is not None else ""),
-                 fontsize="medium")
+    ax.set_title("Posterior P(best) per candidate" + _of(shown, sel)
+                 + (" and the GLR guarantee" if reached is not None else ""), fontsize="medium")
     _legend_outside(ax)
     _draw_key(ax, key, -0.16)
     return ax
@@ -335,16 +394,16 @@ def learning_curves(selection: Any, ax: Any = None):
     if not len(ev):
         raise ValueError("this selection has no progressive-sampling evaluations")
     ax = _axes(ax)
-    labels, key = short_labels(sel)
-    for c in sel.candidates:
-        sub = ev[ev["candidate"] == c.index].sort_values("size")
-        if len(sub):
-            ax.plot(sub["size"].to_numpy(dtype=float), sub["score"].to_numpy(dtype=float), marker=".",
-                    label=labels[c.index], linewidth=1)
+    shown = top_candidates(sel)
+    labels, key = short_labels(sel, shown)
+    for c, sub in ev[ev["candidate"].isin(shown)].groupby("candidate"):
+        sub = sub.sort_values("size")
+        ax.plot(sub["size"].to_numpy(dtype=float), sub["score"].to_numpy(dtype=float), marker=".",
+                label=labels[int(c)], linewidth=1)
     ax.set_xscale("log")
     ax.set_xlabel("training size")
     ax.set_ylabel("score")
-    ax.set_title("Score against training size per setting", fontsize="medium")
+    ax.set_title("Score against training size per setting" + _of(shown, sel), fontsize="medium")
     if len(sel.candidates) <= 12:
         _legend_outside(ax)
         _draw_key(ax, key, -0.16)
@@ -419,9 +478,11 @@ def bounds(selection: Any, ax: Any = None, test_scores: Any = None, param: str |
         if (x > 0).all():
             ax.set_xscale("log")
         ax.set_xlabel(param)
-    else:
+    elif C <= MAX_DRAWN:
         ax.set_xticks(x)
         ax.set_xticklabels([c.name for c in sel.candidates], rotation=30, ha="right", fontsize="small")
+    else:   # too many names to write under the axis
+        ax.set_xlabel("candidate (index)")
     ax.set_ylabel("value")
     ax.set_title("Quantification bound per candidate")
     ax.legend(fontsize="small")

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..engine.selection import Selection
 from . import plot
-from .summary import display_selection, summarize
+from .summary import bin_labels, display_selection, summarize
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 62em; color: #222; }
@@ -30,8 +30,8 @@ def figure_png(fn: Any, selection: Selection, dpi: int = 100) -> bytes:
     from matplotlib.figure import Figure
 
     # taller for a key of short labels (long names, e.g. pipeline parameters) and for many candidates
-    n_key = len(plot.short_labels(plot._selection(selection))[1])
-    extra = 0.3 * max(0, len(selection.candidates) - 8) if fn is plot.scores else 0.0
+    n_key = len(plot.short_labels(plot._selection(selection))[1])   # the drawn candidates' key
+    extra = 0.3 * max(0, min(len(selection.candidates), plot.MAX_DRAWN) - 8) if fn is plot.scores else 0.0
     fig = Figure(figsize=(8.5, min(4.2 + 0.17 * n_key + extra, 30.0)))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -48,6 +48,23 @@ def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return "-" if math.isnan(x) else f"{x:.4f}"
     return html.escape(str(x))
+
+
+def _more(listed: int, total: int, what: str) -> str:
+    """A note under a table that lists ``listed`` of ``total`` rows (nothing when it lists them all)."""
+    if listed >= total:
+        return ""
+    return (f"<p class='note' data-rows-left-out='{total - listed}'>The first {listed:,} of {total:,} {what}; "
+            "<code>certa report --all</code> (or <code>build_report(..., full=True)</code>) lists every one.</p>")
+
+
+def _histogram_table(hist: dict[str, list], label: str) -> str:
+    """A histogram of :func:`~certa.reporting.summary.histogram` as a two-column table."""
+    cells = [(label, f"{c:,}") for label, c in zip(bin_labels(hist), hist["counts"])]
+    if hist.get("missing"):
+        cells.append(("none", f"{hist['missing']:,}"))
+    return (f"<table class='histogram'><tr><th>{html.escape(label)}</th><th>candidates</th></tr>"
+            + "".join(f"<tr><td>{a}</td><td class='num'>{b}</td></tr>" for a, b in cells) + "</table>")
 
 
 def _candidates_table(summary: dict[str, Any]) -> str:
@@ -70,13 +87,17 @@ def _settings(spec: dict[str, Any], initial_evals: int | None) -> str:
                      for k, v in spec.items() if v is not None)
 
 
-def _comparison_html(selection: Selection) -> str:
+def _comparison_html(selection: Selection, full: bool = False) -> str:
     from ..analysis.comparison import comparison_table
+    from .summary import TOP
 
     try:
         table = comparison_table(selection)
     except ValueError as exc:
         return f"<p class='note'>No comparison table: {html.escape(str(exc))}</p>"
+    n_rows = len(table)
+    if not full:
+        table = table.iloc[:TOP]   # the closest competitors; p-values adjusted over every comparison
     head = ["vs", "design", "pairs", "mean (chosen)", "mean (other)", "difference", "95% interval", "test", "p",
             "p (Holm)"]
     rows = []
@@ -87,17 +108,32 @@ def _comparison_html(selection: Selection) -> str:
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (f"<h2>{html.escape(selection.best.name)} against each other candidate</h2>"
             "<table id='comparison'><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows)
-            + "</table><p><small>p-values Holm-adjusted over the comparisons (certa.comparison_table).</small></p>")
+            + "</table>" + _more(len(table), n_rows, "comparisons, closest competitor first")
+            + f"<p><small>p-values Holm-adjusted over the {n_rows:,} comparisons "
+            "(certa.comparison_table).</small></p>")
 
 
-def build_report(selection: Selection, title: str | None = None) -> str:
+def build_report(selection: Selection, title: str | None = None, full: bool = False) -> str:
     """The HTML page of a selection: summary, tables and the method's figures (see :data:`certa.reporting.plot.FIGURES`).
 
     A figure that does not apply to this run (e.g. the belief of a fixed-budget
     bandit run) is left out with a note saying why.
+
+    Parameters
+    ----------
+    selection : Selection
+    title : str, optional
+    full : bool
+        List every candidate, failed attempt and comparison in the tables (``certa report --all``).
+        By default the tables list the best :data:`~certa.reporting.summary.TOP` candidates
+        (comparisons: the closest competitors) and the first
+        :data:`~certa.reporting.summary.FAILURES_SHOWN` failed attempts, say how many more
+        there are, and, when candidates are left out, show histograms of every candidate's
+        estimate and number of evaluations. The figures draw the best
+        :data:`~certa.reporting.plot.MAX_DRAWN` candidates either way.
     """
     selection = display_selection(selection)  # names and errors from a store are shown truncated and escaped
-    summary = summarize(selection)
+    summary = summarize(selection, full=full)
     title = title or f"certa report: {summary.get('store') or 'selection'}"
     spec = dict(summary["strategy"])
     state = "finished" if summary["finished"] else "not finished (killed, or still running)"
@@ -117,19 +153,29 @@ def build_report(selection: Selection, title: str | None = None) -> str:
     label = "Choice" if summary["finished"] else "Leader so far"
     leader = summary["choice"]["name"] if summary["finished"] else summary["candidates"][0]["name"]
     parts.append(f"<p><b>{label}</b>: {html.escape(leader)}. {html.escape(summary['statement'])}</p>")
+    left_out = len(summary["candidates"]) < summary["n_candidates"]
     parts.append("<h2>Candidates</h2>" + _candidates_table(summary)
+                 + _more(len(summary["candidates"]), summary["n_candidates"], "candidates, best first")
                  + "".join(f"<p><small>{html.escape(n)}</small></p>" for n in summary.get("notes", [])))
+    if left_out:
+        hists = summary["histograms"]
+        parts.append("<h2>Every candidate</h2>" + _histogram_table(hists["estimate"], "estimate")
+                     + _histogram_table(hists["n_evaluations"], "evaluations"))
     if "stability_text" in summary:
         parts.append(f"<h2>Stability</h2><pre>{html.escape(summary['stability_text'])}</pre>")
     if summary["failures"]:
         rows = "".join(f"<tr><td>{_fmt(f['name'])}</td><td>{_fmt(f['key'])}</td><td>{f['attempt']}</td>"
                        f"<td>{_fmt(f['status'])}</td><td>{_fmt(f['error'])}</td></tr>" for f in summary["failures"])
         parts.append("<h2>Failed attempts</h2><table><tr><th>candidate</th><th>draw</th><th>attempt</th>"
-                     f"<th>status</th><th>error</th></tr>{rows}</table>")
+                     f"<th>status</th><th>error</th></tr>{rows}</table>"
+                     + _more(len(summary["failures"]), summary["n_failed"], "failed attempts"))
     if len(selection.candidates) > 1:
-        parts.append(_comparison_html(selection))
+        parts.append(_comparison_html(selection, full))
     parts.append("<h2>Figures</h2>")
-    for fn in plot.FIGURES.get(selection.method or "other", plot.FIGURES["other"]):
+    figures = list(plot.FIGURES.get(selection.method or "other", plot.FIGURES["other"]))
+    if left_out:   # the spread of the candidates the tables and figures leave out
+        figures.insert(1, plot.estimates)
+    for fn in figures:
         if fn is plot.comparison:  # shown above as a table (the same numbers)
             continue
         if fn is plot.failures and not summary["failures"]:
@@ -150,9 +196,9 @@ def build_report(selection: Selection, title: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def write_report(selection: Selection, path: str | os.PathLike, title: str | None = None) -> str:
-    """Write :func:`build_report`'s page to ``path``; returns the path."""
-    page = build_report(selection, title)
+def write_report(selection: Selection, path: str | os.PathLike, title: str | None = None, full: bool = False) -> str:
+    """Write :func:`build_report`'s page to ``path`` (``full``: every row in the tables); returns the path."""
+    page = build_report(selection, title, full=full)
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(page)
     return os.fspath(path)

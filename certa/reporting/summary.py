@@ -51,32 +51,78 @@ def _display_value(value: Any) -> Any:
     return value
 
 
+def _params_text(params: dict[str, Any]) -> str:
+    """``{C: 1, kernel: 'rbf'}``: parameters as shown after a repeated name."""
+    return "{" + ", ".join(f"{k}: {v!r}" for k, v in params.items()) + "}"
+
+
+def display_names(candidates: list) -> list[str]:
+    """The name each output shows for each candidate: its name, safe to print (:func:`display_text`).
+
+    Where names repeat, the parameters follow the name (``same {C: 1}``), and where name and
+    parameters both repeat, the candidate's index (``same {C: 1} (candidate 7)``), so every
+    row of a table, and every label of a figure, tells its candidate apart.
+
+    Examples
+    --------
+    >>> from certa.engine.candidates import Candidate
+    >>> display_names([Candidate(0, "same", {"C": 1}), Candidate(1, "same", {"C": 2}), Candidate(2, "x", {})])
+    ['same {C: 1}', 'same {C: 2}', 'x']
+    """
+    from collections import Counter
+
+    counts = Counter(c.name for c in candidates)
+    if len(counts) == len(candidates):
+        return [display_text(c.name) for c in candidates]
+    # the name and the parameters truncated each on their own, so that both show
+    names = [display_text(c.name) if counts[c.name] == 1
+             else f"{display_text(c.name)} {display_text(_params_text(c.params))}" for c in candidates]
+    again = Counter(names)
+    if len(again) < len(names):
+        names = [n if again[n] == 1 else f"{n} (candidate {c.index})" for n, c in zip(names, candidates)]
+    return names
+
+
 def display_selection(selection: Selection) -> Selection:
     """A shallow copy of ``selection`` whose names, parameters and errors are safe to print (:func:`display_text`).
 
-    The scores, indices and decisions are the same objects; only what is shown changes.
+    The scores, indices and decisions are the same objects; only what is shown changes. Repeated
+    names are told apart by their parameters (:func:`display_names`).
     """
     if getattr(selection, "_display_safe", False):
         return selection
     from ..engine.candidates import Candidate
 
     shown = copy.copy(selection)
-    shown.candidates = [Candidate(c.index, display_text(c.name), _display_value(dict(c.params)))
-                        for c in selection.candidates]
+    names = display_names(selection.candidates)
+    shown.candidates = [Candidate(c.index, name, _display_value(dict(c.params)))
+                        for c, name in zip(selection.candidates, names)]
+    labels = np.asarray(names + ["?"], dtype=object)
     for attr in ("evaluations", "attempts"):
         frame = getattr(selection, attr, None)
         if isinstance(frame, pd.DataFrame) and len(frame):
             frame = frame.copy()
-            if "name" in frame:
-                frame["name"] = [display_text(v) for v in frame["name"]]
+            if "name" in frame:  # by candidate index: the same (told apart) name as in every table
+                cand = pd.to_numeric(frame["candidate"], errors="coerce").to_numpy(dtype=float)
+                known = np.isfinite(cand) & (cand >= 0) & (cand < len(names))
+                frame["name"] = labels[np.where(known, cand, len(names)).astype(np.intp)]
             for col, limit in (("error", ERROR_LIMIT), ("key", NAME_LIMIT)):
                 if col in frame:
-                    frame[col] = [v if v is None or (isinstance(v, float) and math.isnan(v)) else display_text(v, limit)
-                                  for v in frame[col]]
+                    frame[col] = _display_column(frame[col], limit)
             setattr(shown, attr, frame)
     shown.info = {k: display_text(v, 500) if isinstance(v, str) else v for k, v in selection.info.items()}
     shown._display_safe = True
     return shown
+
+
+def _display_column(column: pd.Series, limit: int) -> list:
+    """:func:`display_text` of each text of a column, missing values kept as they are."""
+    values = column.tolist()
+    texts = [v for v in values if isinstance(v, str)]
+    if len(texts) + sum(v is None or (isinstance(v, float) and math.isnan(v)) for v in values) == len(values) \
+            and max(map(len, texts), default=0) <= limit and not _UNSAFE.search("".join(texts)):
+        return values   # every text is short and safe already (one scan of the whole column)
+    return [v if v is None or (isinstance(v, float) and math.isnan(v)) else display_text(v, limit) for v in values]
 
 
 def _finite(x: Any) -> float | None:
@@ -100,24 +146,43 @@ def candidate_intervals(selection: Selection, confidence: float = 0.95) -> pd.Da
     from scipy import stats as sps
 
     ev = selection.evaluations
-    rows = []
-    for c in selection.candidates:
-        sub = ev[(ev["candidate"] == c.index) & (ev["status"] == "ok")] if len(ev) else ev
-        x = sub["score"].to_numpy(dtype=float) if len(sub) else np.array([])
-        row = {"candidate": c.index, "mean": float(x.mean()) if x.size else math.nan,
-               "ci_low": math.nan, "ci_high": math.nan, "interval": "none"}
-        kinds = set(sub["kind"]) if len(sub) else set()
-        if x.size >= 2 and kinds <= {"fold", "split"}:
-            factor = 1.0 / x.size
-            how = "t"
-            if "n_train" in sub and "n_test" in sub and sub["n_train"].notna().all() and sub["n_test"].notna().all():
-                factor += float(sub["n_test"].mean()) / float(sub["n_train"].mean())
-                how = "corrected t (Nadeau-Bengio)"
-            se = math.sqrt(np.var(x, ddof=1) * factor)
-            half = float(sps.t.ppf(0.5 + confidence / 2, x.size - 1)) * se
-            row.update(ci_low=row["mean"] - half, ci_high=row["mean"] + half, interval=how)
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("candidate")
+    n_cand = len(selection.candidates)
+    n_ok = np.zeros(n_cand, dtype=int)
+    mean = np.full(n_cand, np.nan)
+    var = np.full(n_cand, np.nan)
+    factor = np.full(n_cand, np.nan)
+    corrected = np.zeros(n_cand, dtype=bool)
+    if len(ev):   # one pass, grouped by candidate (no per-candidate filtering of the table)
+        ok = (ev["status"] == "ok").to_numpy(dtype=bool)
+        cand = ev["candidate"].to_numpy(dtype=np.intp)[ok]
+        x = pd.to_numeric(ev["score"], errors="coerce").to_numpy(dtype=float)[ok]
+        n_ok = np.bincount(cand, minlength=n_cand)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n_ok > 0, np.bincount(cand, weights=x, minlength=n_cand) / np.maximum(n_ok, 1), np.nan)
+            dev = x - mean[cand]
+            var = np.bincount(cand, weights=dev * dev, minlength=n_cand) / np.maximum(n_ok - 1, 1)
+            other_kind = np.bincount(cand[~ev["kind"].isin(["fold", "split"]).to_numpy(dtype=bool)[ok]],
+                                     minlength=n_cand) > 0
+            factor = 1.0 / np.maximum(n_ok, 1)
+            if "n_train" in ev and "n_test" in ev:
+                n_train = pd.to_numeric(ev["n_train"], errors="coerce").to_numpy(dtype=float)[ok]
+                n_test = pd.to_numeric(ev["n_test"], errors="coerce").to_numpy(dtype=float)[ok]
+                missing = np.bincount(cand[np.isnan(n_train) | np.isnan(n_test)], minlength=n_cand)
+                corrected = (missing == 0) & (n_ok > 0)
+                ratio = (np.bincount(cand, weights=np.nan_to_num(n_test), minlength=n_cand)
+                         / np.bincount(cand, weights=np.nan_to_num(n_train), minlength=n_cand))
+                factor = np.where(corrected, factor + ratio, factor)
+        has = (n_ok >= 2) & ~other_kind
+    else:
+        has = np.zeros(n_cand, dtype=bool)
+    low = np.full(n_cand, np.nan)
+    high = np.full(n_cand, np.nan)
+    if has.any():
+        half = sps.t.ppf(0.5 + confidence / 2, n_ok[has] - 1) * np.sqrt(var[has] * factor[has])
+        low[has], high[has] = mean[has] - half, mean[has] + half
+    how = np.where(~has, "none", np.where(corrected, "corrected t (Nadeau-Bengio)", "t"))
+    return pd.DataFrame({"candidate": np.arange(n_cand), "mean": mean, "ci_low": low, "ci_high": high,
+                         "interval": how}).set_index("candidate")
 
 
 def ranked_table(selection: Selection) -> pd.DataFrame:
@@ -145,7 +210,7 @@ def _anytime(selection: Selection) -> bool:
     return selection.method == "bandit" and "confidence" in selection.result
 
 
-def _statement(selection: Selection) -> str:
+def _statement(selection: Selection, rep: Any = None) -> str:
     res, spec, method = selection.result, selection.strategy, selection.method
     name = selection.best.name
     target = spec.get("confidence")
@@ -183,7 +248,7 @@ def _statement(selection: Selection) -> str:
     if res.get("compared_on", "all folds") != "all folds":   # J-K-fold: failures left candidates with different folds
         return f"{name} chosen by the mean over {res['compared_on']}"
     if method == "jkfold":
-        rep = stability(selection)
+        rep = rep if rep is not None else stability(selection)
         if rep is None:
             return f"{name} chosen by the mean over all folds"
         J = rep.n_partitions
@@ -237,13 +302,76 @@ def _iso(t: float | None) -> str | None:
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def summarize(selection: Selection) -> dict[str, Any]:
-    """Everything ``certa show`` prints, as JSON-able data (names and errors through :func:`display_text`)."""
+#: Candidates ``certa show`` and ``certa report`` list unless asked for all (``--all``, ``full=True``),
+#: and failed attempts they list.
+TOP, FAILURES_SHOWN = 20, 50
+
+
+def histogram(values: Any, bins: int = 10) -> dict[str, list]:
+    """Counts of the finite ``values`` in at most ``bins`` equal bins: ``{"edges": [...], "counts": [...]}``.
+
+    Whole numbers (evaluations per candidate) get one bin per value when there are at most
+    ``bins`` of them. Values that are not finite (a candidate without a score) are counted in
+    ``"missing"``.
+
+    Examples
+    --------
+    >>> histogram([2, 2, 3])
+    {'edges': [2.0, 3.0, 4.0], 'counts': [2, 1], 'missing': 0}
+    >>> histogram([0.0, 0.5, 1.0, float("nan")], bins=2)
+    {'edges': [0.0, 0.5, 1.0], 'counts': [1, 2], 'missing': 1}
+    """
+    x = np.asarray(values, dtype=float)
+    finite = x[np.isfinite(x)]
+    missing = int(x.size - finite.size)
+    if not finite.size:
+        return {"edges": [], "counts": [], "missing": missing}
+    lo, hi = float(finite.min()), float(finite.max())
+    if np.all(finite == np.round(finite)) and hi - lo < bins:
+        edges = np.arange(lo, hi + 2.0)
+    else:
+        edges = np.histogram_bin_edges(finite, bins=bins if hi > lo else 1)
+    counts, edges = np.histogram(finite, bins=edges)
+    return {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts], "missing": missing}
+
+
+def _candidate_rows(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of :func:`ranked_table` as JSON-able dicts (column by column: fast for any number of rows)."""
+    cols = {k: table[k].tolist() for k in ("rank", "name", "params", "n_evaluations", "n_failed", "mean", "ci_low",
+                                            "ci_high", "interval", "estimate") + (("p_best",) if "p_best" in table else ())}
+    rows = []
+    for j, i in enumerate(table.index.tolist()):
+        row = {"rank": int(cols["rank"][j]), "candidate": int(i), "name": cols["name"][j],
+               "params": cols["params"][j], "n_evaluations": int(cols["n_evaluations"][j]),
+               "n_failed": int(cols["n_failed"][j]), "mean": _finite(cols["mean"][j]),
+               "ci_low": _finite(cols["ci_low"][j]), "ci_high": _finite(cols["ci_high"][j]),
+               "interval": cols["interval"][j], "estimate": _finite(cols["estimate"][j])}
+        if "p_best" in cols:
+            row["p_best"] = _finite(cols["p_best"][j])
+        rows.append(row)
+    return rows
+
+
+def summarize(selection: Selection, full: bool = False) -> dict[str, Any]:
+    """Everything ``certa show`` prints, as JSON-able data (names and errors through :func:`display_text`).
+
+    Parameters
+    ----------
+    selection : Selection
+    full : bool
+        List every candidate and every failed attempt (``certa show --all``). By default the
+        :data:`TOP` best candidates and the first :data:`FAILURES_SHOWN` failed attempts are
+        listed; ``n_candidates`` and ``n_failed`` count them all, and ``histograms`` give the
+        spread of every candidate's estimate and number of evaluations.
+    """
     selection = display_selection(selection)
     info = selection.info
     table = ranked_table(selection)
+    shown = table if full else table.iloc[:TOP]
     fail = selection.attempts if hasattr(selection, "attempts") else selection.evaluations
     fail = fail[fail["status"] != "ok"]
+    fail_shown = fail if full else fail.iloc[:FAILURES_SHOWN]
+    rep = stability(selection) if selection.finished else None
     out: dict[str, Any] = {
         "store": info.get("store"), "method": selection.method, "finished": bool(selection.finished),
         "strategy": selection.strategy, "evaluator": info.get("evaluator"), "seed": selection.seed,
@@ -255,16 +383,15 @@ def summarize(selection: Selection) -> dict[str, Any]:
         "wall_seconds": _finite(info.get("wall_seconds")),
         "choice": {"candidate": selection.best_index, "name": selection.best.name, "params": selection.best_params,
                    "estimate": _finite(selection.best_score)},
-        "statement": _statement(selection),
-        "candidates": [{"rank": int(r["rank"]), "candidate": int(i), "name": r["name"], "params": r["params"],
-                        "n_evaluations": int(r["n_evaluations"]), "n_failed": int(r["n_failed"]),
-                        "mean": _finite(r["mean"]), "ci_low": _finite(r["ci_low"]), "ci_high": _finite(r["ci_high"]),
-                        "interval": r["interval"], "estimate": _finite(r["estimate"]),
-                        **({"p_best": _finite(r["p_best"])} if "p_best" in r else {})}
-                       for i, r in table.iterrows()],
-        "failures": [{"name": r["name"], "key": r["key"],
-                      "attempt": int(r["attempt"] if "attempt" in r else r["attempts"]),  # run() has no attempts
-                      "status": r["status"], "error": r["error"]} for _, r in fail.iterrows()],
+        "statement": _statement(selection, rep),
+        "n_candidates_listed": len(shown),
+        "candidates": _candidate_rows(shown),
+        "histograms": {"estimate": histogram(table["estimate"]), "n_evaluations": histogram(table["n_evaluations"])},
+        "failures": [{"name": name, "key": key, "attempt": int(attempt), "status": status, "error": error}
+                     for name, key, attempt, status, error in zip(
+                         fail_shown["name"], fail_shown["key"],
+                         fail_shown["attempt" if "attempt" in fail_shown else "attempts"],  # run() has no attempts
+                         fail_shown["status"], fail_shown["error"])],
     }
     out["notes"] = _notes(selection, out)
     res = selection.result
@@ -272,7 +399,6 @@ def summarize(selection: Selection) -> dict[str, Any]:
         out["bandit"] = {k: _plain(res[k]) for k in ("confidence", "target_confidence", "target_reached",
                                                      "stop_reason", "stopping", "tolerance", "guarantee")
                          if k in res}
-    rep = stability(selection) if selection.finished else None
     if rep is not None:
         out["stability"] = _plain(rep.to_dict())
         out["stability_text"] = str(rep)
@@ -281,6 +407,8 @@ def summarize(selection: Selection) -> dict[str, Any]:
                           "n_survived": r["n_survived"]} for r in res["rounds"]]
     if selection.method == "quantification":
         ev = selection.evaluations
+        if not full:   # the bounds of the candidates listed
+            ev = ev[ev["candidate"].isin(shown.index)]
         out["bounds"] = [{"name": r["name"], "bound": _finite(r.get("bound")), "value": _finite(r.get("value")),
                           "plugin": _finite(r.get("plugin"))}
                          for _, r in ev.iterrows()] if "bound" in ev else []
@@ -379,22 +507,37 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
         console.print(f"time: {t_eval:.1f} s of evaluation" + (f", {t_wall:.1f} s from start to last record"
                                                                 if t_wall is not None else "")
                       + (f" (started {summary['created_at']})" if summary.get("created_at") else ""))
-    table = Table(title="Candidates, best first")
     has_p = any("p_best" in c for c in summary["candidates"])
     cols = ["rank", "candidate", "evals", "failed", "mean", "95% interval", "estimate"] + (
         ["posterior P(best)"] if has_p else [])
-    for col in cols:
-        table.add_column(col, overflow="fold")
 
     def fmt(x: float | None) -> str:
         return "-" if x is None else f"{x:.4f}"
 
-    for c in summary["candidates"]:
-        iv = "-" if c["ci_low"] is None else f"[{c['ci_low']:.4f}, {c['ci_high']:.4f}]"
-        row = [str(c["rank"]), escape(c["name"]), str(c["n_evaluations"]), str(c["n_failed"]), fmt(c["mean"]), iv,
-               fmt(c["estimate"])] + ([fmt(c.get("p_best"))] if has_p else [])
-        table.add_row(*row)
-    console.print(table)
+    rows = [[str(c["rank"]), c["name"], str(c["n_evaluations"]), str(c["n_failed"]), fmt(c["mean"]),
+             "-" if c["ci_low"] is None else f"[{c['ci_low']:.4f}, {c['ci_high']:.4f}]", fmt(c["estimate"])]
+            + ([fmt(c.get("p_best"))] if has_p else []) for c in summary["candidates"]]
+    n_all, n_listed = summary["n_candidates"], len(rows)
+    title = ("Candidates, best first" if n_listed == n_all
+             else f"The {n_listed:,} best of {n_all:,} candidates")
+    if n_listed <= RICH_ROWS:
+        table = Table(title=title)
+        for col in cols:
+            table.add_column(col, overflow="fold")
+        for row in rows:
+            table.add_row(*[escape(v) for v in row])
+        console.print(table)
+    else:   # rich lays out each cell (milliseconds a row): a long table as plain columns
+        console.file.write(plain_table(title, cols, rows))
+    if n_listed < n_all:
+        console.print(f"{n_all - n_listed:,} more candidates not listed ('certa show --all' lists every one)",
+                      highlight=False, markup=False, soft_wrap=True)
+        for what, label in (("estimate", "estimates"), ("n_evaluations", "evaluations per candidate")):
+            hist = summary.get("histograms", {}).get(what)
+            if hist and hist["counts"]:
+                console.print(text_histogram(hist, f"{label} of the {n_all:,} candidates",
+                                             integer=what == "n_evaluations"),
+                              highlight=False, markup=False, soft_wrap=True)
     intervals = {c["interval"] for c in summary["candidates"] if c["interval"] != "none"}
     if intervals:
         console.print(f"interval of the mean: {', '.join(sorted(intervals))}", highlight=False, soft_wrap=True)
@@ -421,9 +564,73 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
                       f"{fmt(n['inner_best_mean'])}; chosen per outer fold: {n['chosen']}", highlight=False,
                       markup=False)
     if summary["failures"]:
-        console.print(f"[red]{len(summary['failures'])} failed attempt(s)[/red]:")
-        for f in summary["failures"][:10]:
+        n_failed = max(summary.get("n_failed", 0), len(summary["failures"]))
+        console.print(f"[red]{n_failed:,} failed attempt(s)[/red]:")
+        listed = summary["failures"] if len(summary["failures"]) == n_failed else summary["failures"][:10]
+        for f in listed:
             console.print(f"  {f['name']} {f['key']} attempt {f['attempt']}: {f['status']}: {f['error']}",
                           highlight=False, markup=False)
-        if len(summary["failures"]) > 10:
-            console.print(f"  ... and {len(summary['failures']) - 10} more (--json lists all)")
+        if n_failed > len(listed):
+            console.print(f"  ... and {n_failed - len(listed):,} more ('certa show --all' lists all)",
+                          highlight=False)
+
+
+#: Longest table ``print_summary`` draws with rich; a longer one (``--all``) is written as plain columns.
+RICH_ROWS = 200
+
+
+def plain_table(title: str, header: list[str], rows: list[list[str]]) -> str:
+    """``rows`` as left-aligned columns under ``title`` and ``header``, one line per row (any number of rows).
+
+    Examples
+    --------
+    >>> print(plain_table("T", ["a", "bb"], [["1", "x"], ["22", "y"]]), end="")
+    T
+    a   bb
+    1   x
+    22  y
+    """
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    lines = [title, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def bin_labels(hist: dict[str, list], integer: bool = True) -> list[str]:
+    """A label per bin of a :func:`histogram`: the value (whole numbers, one per bin), else ``[low, high)``.
+
+    Examples
+    --------
+    >>> bin_labels(histogram([2, 2, 3]))
+    ['2', '3']
+    >>> bin_labels(histogram([0.0, 0.5, 1.0], bins=2))
+    ['[0.0000, 0.5000)', '[0.5000, 1.0000]']
+    """
+    from itertools import pairwise
+
+    edges, last = hist["edges"], len(hist["edges"]) - 2
+    if integer and all(float(e).is_integer() for e in edges) and all(b - a == 1 for a, b in pairwise(edges)):
+        return [f"{int(a)}" for a in edges[:-1]]
+    return [f"[{a:.4f}, {b:.4f}" + ("]" if i == last else ")") for i, (a, b) in enumerate(pairwise(edges))]
+
+
+def text_histogram(hist: dict[str, list], label: str, width: int = 40, integer: bool = False) -> str:
+    """A :func:`histogram` as text lines: each bin, its count and a bar of ``#``.
+
+    Examples
+    --------
+    >>> print(text_histogram(histogram([2, 2, 3]), "evaluations", width=4, integer=True))
+    evaluations:
+      2  2  ####
+      3  1  ##
+    """
+    counts = hist["counts"]
+    top = max(counts) if counts else 0
+    bins = bin_labels(hist, integer)
+    wide = max(len(b) for b in bins) if bins else 0
+    size = max(len(f"{c:,}") for c in counts) if counts else 0
+    lines = [f"{label}:"] + [f"  {b.rjust(wide)}  {c:>{size},}  " + "#" * (round(width * c / top) if top else 0)
+                             for b, c in zip(bins, counts)]
+    if hist.get("missing"):
+        lines.append(f"  {'none'.rjust(wide)}  {hist['missing']:>{size},}  (no score)")
+    return "\n".join(line.rstrip() for line in lines)

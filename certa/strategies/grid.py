@@ -72,6 +72,7 @@ class JKFoldGrid(Strategy):
         J, K, C = self.n_repeats, self.n_splits, self.n_candidates
         self._scores = np.full((C, J, K), np.nan)
         self._order = ((c, j, k) for j in range(J) for k in range(K) for c in range(C))
+        self._fold_seeds: dict[tuple[int, int], int] = {}   # one seed per fold, shared by every candidate
         self._told = 0
         self._asked = 0
         self._exhausted = False
@@ -85,7 +86,10 @@ class JKFoldGrid(Strategy):
             return None
         c, j, k = nxt
         self._asked += 1
-        return Draw(c, "fold", (j, k), seed=derive_seed(self.seed, j, k))
+        seed = self._fold_seeds.get((j, k))
+        if seed is None:
+            seed = self._fold_seeds[(j, k)] = derive_seed(self.seed, j, k)
+        return Draw(c, "fold", (j, k), seed=seed)
 
     def tell(self, draw: Draw, outcome: Outcome) -> None:
         j, k = draw.index
