@@ -5,7 +5,8 @@ Subcommands (``python benchmarks/reliability.py COMMAND --help`` lists a command
 * ``faults``: a table per kind of fault, shared stores, kill-and-resume -> ``results/faults*.{json,md}``;
 * ``bad-input``: >= 100 kinds of bad (and valid edge-case) input across the fronts and the CLI ->
   ``results/bad_input_sweep.*``;
-* ``executor-startup``: start-up cost of each executor -> ``results/executor_startup.*``.
+* ``executor-startup``: start-up cost of each executor -> ``results/executor_startup.*``;
+* ``viewers``: ``certa show`` / ``certa report`` on stores of 1,000 to 100,000 candidates -> ``results/viewers.*``.
 
 ``--results DIR`` (before the command) writes in ``DIR`` instead of ``benchmarks/results``.
 """
@@ -18,6 +19,7 @@ COMMANDS = {
     "faults": ("_reliability.faults", "faults, shared stores, kill-and-resume"),
     "bad-input": ("_reliability.bad_input", "the bad-input sweep across fronts and the CLI"),
     "executor-startup": ("_reliability.executor_startup", "start-up cost of each executor"),
+    "viewers": ("_reliability.viewers", "certa show / certa report on stores of many candidates"),
 }
 
 if __name__ == "__main__":

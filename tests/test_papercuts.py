@@ -208,12 +208,11 @@ def test_stability_report_accounts_for_non_numeric_parameters_and_explains_fewer
 
 def test_comparison_rows_closest_first_and_a_killed_run_is_not_called_failed():
     import numpy as np
-    import pandas as pd
     from sklearn.datasets import load_iris
     from sklearn.neighbors import KNeighborsClassifier
 
     from certa import JKFoldSearchCV, comparison_table
-    from certa.analysis.comparison import _missing_folds
+    from certa.analysis.comparison import _missing_folds_text
 
     X, y = load_iris(return_X_y=True)
     search = JKFoldSearchCV(KNeighborsClassifier(), {"n_neighbors": [80, 40, 15, 5]}, n_splits=3, n_repeats=2,
@@ -222,10 +221,9 @@ def test_comparison_rows_closest_first_and_a_killed_run_is_not_called_failed():
     d = table["mean_difference"].to_numpy()
     assert len(d) == 3 and np.all(np.diff(d) >= 0)
     assert list(table["name"]) != [c.name for c in search.selection_.candidates if c.index != search.best_index_]
-    ev = pd.DataFrame({"candidate": [0, 1, 0], "status": ["ok", "ok", "ok"]})
-    assert _missing_folds(ev, 0, 1, 1, 6) == "none: 5 of 6 folds not scored yet (run not finished)"
-    ev = pd.DataFrame({"candidate": [0, 1, 1], "status": ["ok", "ok", "failed"]})
-    assert _missing_folds(ev, 0, 1, 1, 6) == "none: 5 of 6 folds missing (1 failed evaluation(s))"
+    # failed evaluations of the two candidates, pairs, folds
+    assert _missing_folds_text(0, 1, 6) == "none: 5 of 6 folds not scored yet (run not finished)"
+    assert _missing_folds_text(1, 1, 6) == "none: 5 of 6 folds missing (1 failed evaluation(s))"
 
 
 # --- item 12: certa compare -------------------------------------------------------------------
