@@ -47,29 +47,44 @@ def replay_score(model, train, test, seed):
     return float(model[np.random.default_rng(seed).integers(len(model))])
 
 
-SLEEP = 0.3
+SLEEP = 0.25
 TDSA = TDSA_MODELS8
 
 
-def one_replay(paired: bool, n_jobs: int, seed: int) -> dict:
-    """The TDSA replay as evaluations that take SLEEP seconds (no CPU): parallelism without load."""
+def one_replay(paired: bool, n_jobs: int, seed: int, executor: str = "processes") -> dict:
+    """The TDSA replay as evaluations that take SLEEP seconds (no CPU): parallelism without load.
+
+    ``executor="processes"``: ``n_jobs`` local worker processes (certa's reusable pool; a first
+    run with the same ``n_jobs`` has started them, see ``main``); ``"threads"``: a
+    ``ThreadPoolExecutor(n_jobs)``. Occupancy: the summed evaluation time (every evaluation,
+    those spent ahead included) over ``n_jobs`` x wall time."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from certa import bandit_select
 
     table = tdsa_table(TDSA)
     load0 = loadavg()
+    pool = ThreadPoolExecutor(n_jobs) if executor == "threads" else None
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sel = bandit_select(replay_score, {m: np.asarray(table[m]) for m in TDSA}, paired=None if paired else False,
-                            confidence=0.95, n_jobs=n_jobs, random_state=seed, progress=False)
+                            confidence=0.95, n_jobs=n_jobs, executor=pool, random_state=seed, progress=False)
     wall = time.perf_counter() - t0
+    if pool is not None:
+        pool.shutdown()
     ev = sel.evaluations
-    busy = float(ev["duration"].sum())
+    ahead = int(sel.result.get("evaluations_ahead", 0))
+    busy = float(ev["duration"].sum()) + ahead * SLEEP   # (the evaluations spent ahead sleep SLEEP s each)
+    res = sel.result
     return {"task": f"TDSA replay, {SLEEP} s per evaluation",
             "default": "paired (strategy='auto')" if paired else "unpaired top-two (paired=False)",
-            "n_jobs": n_jobs, "seed": seed, "evaluations": int(len(ev)), "wall_s": wall, "evaluation_s": busy,
-            "parallelism": busy / wall, "best": sel.best.name, "confidence": float(sel.result["confidence"]),
-            "stop_reason": sel.result.get("stop_reason"), "loadavg_before": load0, "loadavg_after": loadavg()}
+            "executor": executor, "n_jobs": n_jobs, "seed": seed, "evaluations": int(len(ev)),
+            "evaluations_ahead": ahead, "wall_s": wall, "evaluation_s": busy,
+            "parallelism": busy / wall, "occupancy": busy / (n_jobs * wall), "best": sel.best.name,
+            "confidence": float(res["confidence"]), "rows": res.get("rows"),
+            "eliminated": {str(k): v for k, v in (res.get("eliminated") or {}).items()},
+            "stop_reason": res.get("stop_reason"), "loadavg_before": load0, "loadavg_after": loadavg()}
 
 
 def one(paired: bool, n_jobs: int, seed: int) -> dict:
@@ -92,37 +107,55 @@ def one(paired: bool, n_jobs: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
+    global SLEEP
     ap = argparse.ArgumentParser(prog="adaptive.py paired-workers", description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--jobs", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--task", choices=["digits", "replay"], default="digits",
-                    help="replay: the TDSA replay with evaluations that sleep 0.05 s (no CPU load)")
+                    help="replay: the TDSA replay with evaluations that sleep --sleep seconds (no CPU load)")
+    ap.add_argument("--executor", choices=["processes", "threads"], nargs="+", default=["processes"],
+                    help="replay: n_jobs local processes and/or a ThreadPoolExecutor(n_jobs)")
+    ap.add_argument("--sleep", type=float, default=SLEEP, help="replay: seconds per evaluation")
+    ap.add_argument("--paired-only", action="store_true", help="skip the unpaired top-two rows")
+    ap.add_argument("--name", default=None, help="result file name (default paired_workers[_replay])")
     args = ap.parse_args(argv)
-    name = "paired_workers" if args.task == "digits" else "paired_workers_replay"
+    SLEEP = args.sleep
+    name = args.name or ("paired_workers" if args.task == "digits" else "paired_workers_replay")
     out = {"machine": machine_info(), "task": "digits, 6 model families, confidence 0.95, default cap"
            if args.task == "digits" else f"TDSA replay, {SLEEP} s per evaluation, confidence 0.95", "rows": []}
     for seed in args.seeds:
-        for paired in (True, False):
+        for paired in (True,) if args.paired_only else (True, False):
             for n_jobs in args.jobs:
-                r = (one if args.task == "digits" else one_replay)(paired, n_jobs, seed)
-                print(json.dumps(r), flush=True)
-                out["rows"].append(r)
-                (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=2, default=float))
-    lines = [f"{out['task']}", "", "| default | workers | seed | evaluations | wall s | evaluation s | evaluation s / wall s | choice "
-             "| confidence | load (1 min) |", "|---|---|---|---|---|---|---|---|---|---|"]
+                for executor in args.executor if args.task == "replay" else ["processes"]:
+                    if args.task == "digits":
+                        r = one(paired, n_jobs, seed)
+                    else:
+                        if executor == "processes" and n_jobs > 1:   # start the pool's processes first
+                            from certa.engine.executors import local_executor
+
+                            list(local_executor(n_jobs, None).map(time.sleep, [0.5] * n_jobs))
+                        r = one_replay(paired, n_jobs, seed, executor)
+                    print(json.dumps(r), flush=True)
+                    out["rows"].append(r)
+                    (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=2, default=float))
+    lines = [f"{out['task']}", "", "| default | executor | workers | seed | evaluations | spent ahead | wall s | evaluation s "
+             "| occupancy | choice | confidence | stopping row | load (1 min) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in out["rows"]:
-        lines.append(f"| {r['default']} | {r['n_jobs']} | {r['seed']} | {r['evaluations']} | {r['wall_s']:.1f} | "
-                     f"{r['evaluation_s']:.1f} | {r['parallelism']:.2f} | {r['best']} | {r['confidence']:.3f} | "
+        lines.append(f"| {r['default']} | {r.get('executor', 'processes')} | {r['n_jobs']} | {r['seed']} | {r['evaluations']} | "
+                     f"{r.get('evaluations_ahead', 0)} | {r['wall_s']:.1f} | {r['evaluation_s']:.1f} | "
+                     f"{r['parallelism'] / r['n_jobs']:.1%} | {r['best']} | {r['confidence']:.3f} | {r.get('rows', '')} | "
                      f"{r['loadavg_before'][0] if r['loadavg_before'] else ''} |")
     agg = {}
     for r in out["rows"]:
-        agg.setdefault((r["default"], r["n_jobs"]), []).append(r)
-    lines += ["", "| default | workers | mean evaluations | mean wall s | mean parallelism |", "|---|---|---|---|---|"]
-    for (d, j), rs in agg.items():
-        lines.append(f"| {d} | {j} | {np.mean([r['evaluations'] for r in rs]):.1f} | "
-                     f"{np.mean([r['wall_s'] for r in rs]):.1f} | {np.mean([r['parallelism'] for r in rs]):.2f} |")
-    lines += ["", "Generated by benchmarks/adaptive.py paired-workers (2 cores shared with other jobs: wall times carry the "
-              "load shown)."]
+        agg.setdefault((r["default"], r.get("executor", "processes"), r["n_jobs"]), []).append(r)
+    lines += ["", "| default | executor | workers | mean evaluations | mean spent ahead | mean wall s | mean occupancy |",
+              "|---|---|---|---|---|---|---|"]
+    for (d, x, j), rs in agg.items():
+        lines.append(f"| {d} | {x} | {j} | {np.mean([r['evaluations'] for r in rs]):.1f} | "
+                     f"{np.mean([r.get('evaluations_ahead', 0) for r in rs]):.1f} | "
+                     f"{np.mean([r['wall_s'] for r in rs]):.1f} | {np.mean([r['parallelism'] / r['n_jobs'] for r in rs]):.1%} |")
+    lines += ["", "Occupancy: summed evaluation time (those spent ahead included) / (workers x wall time). Generated by "
+              "benchmarks/adaptive.py paired-workers (2 cores shared with other jobs: wall times carry the load shown)."]
     out["loadavg_at_end"] = loadavg()
     (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=2, default=float))
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")

@@ -284,9 +284,11 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         pool.timeout = None if timeout is None else timeout + _HARD_GRACE
     # Draws asked but not yet told, and submitted but not yet collected (the policy the virtual
     # clock of certa.planning.clock shares): bounded by an adaptive strategy's max_pending; a
-    # fixed plan (max_pending None) may run ahead of a slow draw at the head of the queue.
+    # fixed plan (max_pending None) may run ahead of a slow draw at the head of the queue; a
+    # strategy that asks ahead has n_workers running and is asked once the finished are told.
     strategy.set_workers(n_workers)  # first: a strategy's max_pending may depend on its workers
-    capacity, max_running = scheduling_limits(strategy.max_pending, n_workers, max_in_flight)
+    ahead = bool(strategy.asks_ahead)
+    capacity, max_running = scheduling_limits(strategy.max_pending, n_workers, max_in_flight, asks_ahead=ahead)
     ship = _EvaluatorShipping(evaluator, pool, max_running)
     alive = getattr(pool, "check_alive", None)  # a distributed pool that can lose every worker
     if hard_timeout and pool.timeout is not None:
@@ -398,7 +400,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
         for hook in hooks:
             hook.on_run_start(view)
         while True:
-            while not strategy.finished and len(queue) < capacity and len(running) < max_running:
+            while not strategy.finished and len(queue) < capacity and len(running) < max_running \
+                    and not (ahead and queue and queue[0].outcome is not None):
                 draw = strategy.ask()
                 if draw is None:
                     break
@@ -425,6 +428,8 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
             if strategy.finished or not queue:
                 if not strategy.finished and not queue and len(strategy.dropped) < len(cands):
                     raise RuntimeError(f"{type(strategy).__name__} is not finished but asks for nothing")
+                if ahead and not stop_on_failure:
+                    collect()  # what finished past the stop is kept in the store (spent ahead)
                 break
             head = queue[0]
             if head.outcome is None:
@@ -496,8 +501,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
                 warnings.warn(_with_names(note, cands), FailedEvaluationsWarning, stacklevel=2)
             if dropped_note is not None:
                 warnings.warn(dropped_note, DroppedCandidateWarning, stacklevel=2)
-        selection = Selection(candidates=cands, told=told, result=result, seed=seed,
-                              strategy=strategy.spec(), n_reused=n_reused)
+        unused = set(strategy.spent_ahead())
+        selection = Selection(candidates=cands, told=[t for t in told if t[0].key not in unused], result=result,
+                              seed=seed, strategy=strategy.spec(), n_reused=n_reused)
         selection._strategy_object, selection._max_failures = strategy, max_failures
     except Exception as exc:
         for hook in hooks:
@@ -530,8 +536,9 @@ def _partial_selection(strategy: Strategy, cands: list[Candidate], told: list, s
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
         result = {"best": int(np.nanargmax(means)) if np.isfinite(means).any() else 0, "estimates": means}
     note_dropped(result, strategy.dropped, cands, told)
-    selection = Selection(candidates=cands, told=list(told), result=result, seed=seed, strategy=strategy.spec(),
-                          n_reused=n_reused)
+    unused = set(strategy.spent_ahead())
+    selection = Selection(candidates=cands, told=[t for t in told if t[0].key not in unused], result=result,
+                          seed=seed, strategy=strategy.spec(), n_reused=n_reused)
     selection.finished = False
     selection._strategy_object, selection._max_failures = strategy, max_failures
     return selection

@@ -13,7 +13,8 @@ import numpy as np
 UNBOUNDED_PENDING = 1_000_000
 
 
-def scheduling_limits(max_pending: int | None, n_workers: int, max_in_flight: int | None = None) -> tuple[int, int]:
+def scheduling_limits(max_pending: int | None, n_workers: int, max_in_flight: int | None = None, *,
+                      asks_ahead: bool = False) -> tuple[int, int]:
     """``(capacity, max_running)`` for a run with ``n_workers`` workers.
 
     The runner asks the strategy for another draw while it is not finished, fewer than
@@ -25,6 +26,10 @@ def scheduling_limits(max_pending: int | None, n_workers: int, max_in_flight: in
     * A fixed plan (``max_pending=None``) may run ahead of a slow draw at the head of the
       queue: ``capacity`` is :data:`UNBOUNDED_PENDING` and ``max_running`` is ``max_in_flight``
       (scikit-learn's ``pre_dispatch``), by default twice the number of workers.
+    * A strategy that asks ahead of its decisions (``asks_ahead``, the paired rule's rows
+      ahead) bounds its own asks; ``max_running`` is ``max_in_flight``, by default
+      ``n_workers``, so it is asked only when a worker is free, and (see the runner) only once
+      the outcomes that finished are told: it asks with all it can know.
 
     Parameters
     ----------
@@ -33,7 +38,9 @@ def scheduling_limits(max_pending: int | None, n_workers: int, max_in_flight: in
     n_workers : int
         Evaluations the executor runs at once.
     max_in_flight : int or None
-        ``run(max_in_flight=...)``; used by fixed plans only.
+        ``run(max_in_flight=...)``; used by fixed plans and strategies that ask ahead.
+    asks_ahead : bool
+        The strategy's :attr:`~certa.engine.strategy.Strategy.asks_ahead`.
 
     Returns
     -------
@@ -47,7 +54,12 @@ def scheduling_limits(max_pending: int | None, n_workers: int, max_in_flight: in
     (1000000, 5)
     >>> scheduling_limits(3, 8)
     (3, 3)
+    >>> scheduling_limits(1 << 20, 8, asks_ahead=True)
+    (1048576, 8)
     """
+    if asks_ahead:
+        return (int(max_pending) if max_pending is not None else UNBOUNDED_PENDING,
+                int(max_in_flight) if max_in_flight is not None else max(int(n_workers), 1))
     if max_pending is not None:
         capacity = int(max_pending)
         return capacity, capacity

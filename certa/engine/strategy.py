@@ -25,6 +25,11 @@ class Strategy(ABC):
     """
 
     max_pending: int | None = None
+    #: True for a strategy that asks draws ahead of its decisions to keep ``n_workers`` busy
+    #: (the paired rule's rows ahead): the runner then runs at most ``n_workers`` evaluations at
+    #: once, tells the finished ones before asking more, and at the stop waits for the ones still
+    #: running and tells them too; the draws the decision did not use are :meth:`spent_ahead`.
+    asks_ahead: bool = False
 
     def set_workers(self, n_workers: int) -> None:
         """Tell the strategy how many evaluations the executor runs at once (the runner, or a
@@ -40,6 +45,11 @@ class Strategy(ABC):
     def n_workers(self) -> int:
         """Evaluations the executor runs at once, as last told by :meth:`set_workers` (1 if never told)."""
         return getattr(self, "_n_workers", 1)
+
+    def spent_ahead(self) -> list[str]:
+        """Keys of the draws told but not used by the decision (asked ahead of it); empty unless
+        :attr:`asks_ahead`. The runner keeps them in the store, not in the selection's evaluations."""
+        return []
 
     def start(self, n_candidates: int, seed: int) -> None:
         """Reset the strategy for a run over ``n_candidates`` with root ``seed``."""

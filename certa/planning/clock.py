@@ -421,7 +421,8 @@ def clock_run(strategy: Strategy, score: Evaluator | Callable[[dict, int], float
     params = [{"candidate": i} for i in range(K)]
 
     strategy.set_workers(W)
-    capacity, max_running = scheduling_limits(strategy.max_pending, W, max_in_flight)
+    ahead_rule = bool(strategy.asks_ahead)
+    capacity, max_running = scheduling_limits(strategy.max_pending, W, max_in_flight, asks_ahead=ahead_rule)
     strategy.start(K, seed)
     queue: deque[_Job] = deque()      # asked, not yet told
     running: list[_Job] = []          # submitted, not yet collected
@@ -436,7 +437,8 @@ def clock_run(strategy: Strategy, score: Evaluator | Callable[[dict, int], float
         heapq.heappush(active, (job.finish, job.order, job))
 
     while True:
-        while not strategy.finished and len(queue) < capacity and len(running) < max_running:
+        while not strategy.finished and len(queue) < capacity and len(running) < max_running \
+                and not (ahead_rule and queue and queue[0].collected):   # (it is told first)
             draw = strategy.ask()
             if draw is None:
                 break

@@ -25,10 +25,23 @@ class PairedElimination(Strategy):
     contrast with the candidate that led on the first row passes ``log(1 / (delta / 2))`` (with two
     candidates: one pair, ``log(1 / delta)``); the choice is wrong with probability at most
     ``delta = 1 - confidence`` for jointly Gaussian scores, whatever their correlation
-    (:mod:`certa.strategies._paired`). A row's evaluations are asked together, so up to as many
-    run at once as there are survivors: the workers are used without changing any decision
-    (the next row starts once the current one is told, so the run is the same whatever the
-    number of workers).
+    (:mod:`certa.strategies._paired`).
+
+    Rows ahead: a row's evaluations are asked together and, when they leave workers idle
+    (``n_workers``, which the runner sets from the executor, exceeds the survivors), the
+    evaluations of the next rows are asked for the current survivors: up to
+    ``ceil(n_workers / survivors)`` rows beyond the one being decided and at most
+    ``2 * n_workers`` asked and not yet told, so every worker has an evaluation while a row's
+    slowest one finishes. Rows are still decided in order, each on the scores of its members
+    (:meth:`_row_members`: the survivors once the rows before it are decided), whatever was asked
+    ahead; a member not asked ahead is asked then. So the choice, the confidence, the stopping
+    row and the eliminations are the same for any number of workers and any completion order.
+    Evaluations asked ahead that the decision does not use (a row past the stopping row, a
+    candidate eliminated before its row) are *spent ahead*: counted in
+    ``result()["evaluations_ahead"]``, kept in the store (a resumed run asking the same draw
+    reuses it) and left out of the selection's evaluations. The look-ahead bound keeps that
+    waste below about ``2 * n_workers`` per elimination or stop: with 8 survivors or more and
+    8 workers nothing is asked ahead; with 2 survivors, 4 rows.
 
     Parameters
     ----------
@@ -38,7 +51,11 @@ class PairedElimination(Strategy):
         Epsilon-best identification: stop once a survivor is shown within ``tolerance`` of
         the best.
     max_evals : int or None
-        A hard cap on evaluations (the choice is then the survivor with the highest mean).
+        A hard cap on the evaluations spent, those asked ahead included (they are real cost):
+        nothing is asked past it (the choice is then the survivor with the highest mean). With
+        a cap that binds, a run with more workers may stop a row or two earlier (its wasted
+        evaluations ahead used part of the cap); a run that stops by confidence does not
+        depend on the workers.
 
     Examples
     --------
@@ -61,8 +78,12 @@ class PairedElimination(Strategy):
         self.paired = True
         self.stopping = "paired"
 
-    #: Asks are bounded by the row (the survivors): ``ask`` returns None until the row is told.
+    #: Asks are bounded by the row and the rows ahead (see above), not by this.
     max_pending = 1 << 20
+    #: Asks ahead of its decisions to keep ``n_workers`` busy: the runner runs at most
+    #: ``n_workers`` at once, tells what finished before asking more, and at the stop waits for
+    #: the evaluations still running and tells them (spent ahead), see :func:`certa.engine.runner.run`.
+    asks_ahead = True
 
     def _start(self) -> None:
         if self.n_candidates < 2:
@@ -78,54 +99,126 @@ class PairedElimination(Strategy):
         self._run_max0 = np.full((k, k), -np.inf)     # running max of W_kj(0)
         self._run_max_eps = np.full((k, k), -np.inf)  # running max of W_kj(tolerance)
         self._eliminated: dict[int, int] = {}          # candidate -> row after which it left
-        self._row = -1
-        self._row_queue: list[int] = []
-        self._row_pending: set[int] = set()
-        self._row_scores: dict[int, float] = {}
-        self._asked = np.zeros(k, dtype=int)
+        self._row = 0                                  # the row being decided (rows before it are closed)
+        self._members: list[int] = []                  # the candidates row self._row uses
+        self._asked_rows: dict[int, set[int]] = {}     # row -> candidates asked on it (used or ahead)
+        self._got: dict[int, dict[int, Outcome]] = {}  # row -> candidate -> outcome told, not yet used
+        self._pending = 0                              # asked, not yet told
+        self._n_asked = 0                              # every evaluation asked (used and ahead)
+        self._spent = np.zeros(k, dtype=int)           # every evaluation asked, per candidate
+        self._ahead_keys: list[str] = []               # told, not used
+        self._asked = np.zeros(k, dtype=int)           # used by the decision
         self._failed = np.zeros(k, dtype=int)
         self._scores: list[list[float]] = [[] for _ in range(k)]
         self._stopped = False
         self._stop_reason = ""
         self._best = 0
         self._history: list[float] = []
+        self._open_row()
 
     # -- rows ----------------------------------------------------------------------------
     def _survivors(self) -> list[int]:
         return [c for c in self._alive() if c not in self._eliminated]
 
+    def _row_members(self, row: int) -> list[int]:
+        """The candidates evaluated on ``row``, given the rows before it decided (the survivors).
+
+        The one place that says which candidates a row holds: a row's scores are those of these
+        members, whatever was asked ahead; called when the row opens and, with the state so far,
+        to guess the members of the rows asked ahead."""
+        return self._survivors()
+
+    def _open_row(self) -> None:
+        """Fix the members of row ``self._row`` (the rows before it are closed)."""
+        members = self._row_members(self._row)
+        if self.max_evals is not None:   # the cap counts every evaluation spent, ahead included
+            asked = self._asked_rows.get(self._row, set())
+            room = max(self.max_evals - self._n_asked, 0)
+            members = [c for c in members if c in asked] + [c for c in members if c not in asked][:room]
+            members.sort()
+        self._members = members
+
+    def _ahead_rows(self) -> int:
+        """Rows beyond the one being decided that may be asked ahead: enough to fill the workers
+        with the current survivors, ``ceil(n_workers / survivors) `` (none with one worker)."""
+        w = self.n_workers
+        if w <= 1:
+            return 0
+        return -(-w // max(len(self._row_members(self._row + 1)), 1))
+
+    def _ask(self, c: int, row: int) -> Draw:
+        self._asked_rows.setdefault(row, set()).add(c)
+        self._pending += 1
+        self._n_asked += 1
+        self._spent[c] += 1
+        return split_draw(self.seed, c, row, paired=True)
+
     def ask(self) -> Draw | None:
         if self._stopped:
             return None
-        if not self._row_queue and not self._row_pending:   # the last row is told: a new one
-            if self.max_evals is not None and int(self._asked.sum()) >= self.max_evals:
-                return None
-            self._row += 1
-            self._row_queue = self._survivors()
-            if self.max_evals is not None:
-                self._row_queue = self._row_queue[: self.max_evals - int(self._asked.sum())]
-            self._row_scores = {}
-        if not self._row_queue:
+        asked = self._asked_rows.get(self._row, set())
+        for c in self._members:   # the row being decided first (its members not asked ahead)
+            if c not in asked:
+                return self._ask(c, self._row)
+        # Rows ahead, for the survivors so far: at most 2 x n_workers asked and not told (the
+        # runner runs n_workers of them; the rest finished, waiting to be told in order).
+        if self._pending >= 2 * self.n_workers or self.n_workers <= 1:
             return None
-        c = self._row_queue.pop(0)
-        self._row_pending.add(c)
-        self._asked[c] += 1
-        return split_draw(self.seed, c, self._row, paired=True)
+        if self.max_evals is not None and self._n_asked >= self.max_evals:
+            return None
+        guess = [c for c in self._row_members(self._row + 1) if c not in self._dropped]
+        for row in range(self._row + 1, self._row + 1 + self._ahead_rows()):
+            asked = self._asked_rows.get(row, set())
+            for c in guess:
+                if c not in asked:
+                    return self._ask(c, row)
+        return None
 
     def tell(self, draw: Draw, outcome: Outcome) -> None:
-        c = draw.candidate
-        self._row_pending.discard(c)
-        if outcome.ok:
-            self._scores[c].append(float(outcome.score))
-            self._row_scores[c] = float(outcome.score)
-        else:
-            self._failed[c] += 1
-        if self._row_queue or self._row_pending:
+        c, row = draw.candidate, int(draw.index[0])
+        self._pending -= 1
+        if self._stopped or row < self._row:   # past the stopping row, or of a row decided without it
+            self._spent_ahead(draw)
             return
-        self._close_row()
+        self._got.setdefault(row, {})[c] = outcome
+        self._advance()
 
-    def _close_row(self) -> None:
-        scores = {c: s for c, s in self._row_scores.items() if c not in self._dropped}
+    def _advance(self) -> None:
+        """Close every row whose members are all told, in row order; at the stop, whatever was
+        told for later rows is spent ahead."""
+        while not self._stopped:
+            got = self._got.get(self._row, {})
+            if any(m not in got for m in self._members):
+                return
+            for m in self._members:
+                if got[m].ok:
+                    self._scores[m].append(float(got[m].score))
+                else:
+                    self._failed[m] += 1
+                self._asked[m] += 1
+            self._close_row({m: float(got[m].score) for m in self._members if got[m].ok})
+            for m in sorted(self._got.pop(self._row, {})):
+                if m not in self._members:   # asked ahead for a candidate that left before this row
+                    self._spent_ahead(split_draw(self.seed, m, self._row, paired=True))
+            self._row += 1
+            if not self._stopped:
+                self._open_row()
+        for r in sorted(self._got):   # told past the stopping row
+            for m in sorted(self._got[r]):
+                self._spent_ahead(split_draw(self.seed, m, r, paired=True))
+        self._got.clear()
+
+    def _spent_ahead(self, draw: Draw) -> None:
+        self._ahead_keys.append(draw.key)
+
+    def spent_ahead(self) -> list[str]:
+        """Keys of the draws told but not used by the decision: asked ahead for a row past the
+        stopping row, or for a candidate that left before its row (kept in the store, not in the
+        selection's evaluations)."""
+        return list(self._ahead_keys)
+
+    def _close_row(self, row_scores: dict[int, float]) -> None:
+        scores = {c: s for c, s in row_scores.items() if c not in self._dropped}
         self._table.add_row(scores)
         w0 = self._table.statistics(0.0)
         np.maximum(self._run_max0, w0, out=self._run_max0)
@@ -155,7 +248,7 @@ class PairedElimination(Strategy):
         self._history.append(conf)
         if len(surv) == 1 or (self.tolerance > 0 and conf >= self.confidence):
             self._stopped, self._stop_reason = True, "confident"
-        elif self.max_evals is not None and int(self._asked.sum()) >= self.max_evals:
+        elif self.max_evals is not None and self._n_asked >= self.max_evals:
             self._stopped, self._stop_reason = True, "max_evals"
 
     def _contrast_statistic(self, tolerance: float) -> np.ndarray:
@@ -191,13 +284,15 @@ class PairedElimination(Strategy):
 
     # -- Strategy ------------------------------------------------------------------------
     def _drop(self, candidate: int) -> None:
-        self._row_queue = [c for c in self._row_queue if c != candidate]
+        if candidate not in self._asked_rows.get(self._row, set()):   # not asked: the row goes on without it
+            self._members = [c for c in self._members if c != candidate]
         surv = self._survivors()
         if len(surv) <= 1 and not self._stopped:
             self._stopped = True
             self._stop_reason = "every other candidate dropped" if surv else "all candidates dropped"
             if surv:
                 self._best = surv[0]
+        self._advance()
 
     @property
     def finished(self) -> bool:
@@ -219,6 +314,7 @@ class PairedElimination(Strategy):
                 "guarantee": guarantee_text(conf, self.tolerance, "paired"),
                 "evaluations": self._asked.copy(), "failed": self._failed.copy(),
                 "stop_reason": self._stop_reason or "not stopped", "stopping": "paired",
-                "rows": int(self._row + 1),
+                "rows": int(self._row + (0 if self._stopped or not self._asked_rows.get(self._row) else 1)),
+                "evaluations_ahead": int(self._n_asked - self._asked.sum()),
                 "partners": None if self._partner is None else self._partner.tolist(), "eliminated": {int(c): int(r) for c, r in self._eliminated.items()},
                 "confidence_history": np.array(self._history)}
