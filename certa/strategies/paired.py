@@ -40,8 +40,8 @@ class PairedElimination(Strategy):
     candidate eliminated before its row) are *spent ahead*: counted in
     ``result()["evaluations_ahead"]``, kept in the store (a resumed run asking the same draw
     reuses it) and left out of the selection's evaluations. The look-ahead bound keeps that
-    waste below about ``2 * n_workers`` per elimination or stop: with 8 survivors or more and
-    8 workers nothing is asked ahead; with 2 survivors, 4 rows.
+    waste below ``2 * n_workers`` per elimination or stop: with 8 workers and 8 survivors, one
+    row ahead (no worker waits for a row's slowest evaluation); with 2 survivors, 4 rows.
 
     Parameters
     ----------

@@ -1,0 +1,287 @@
+"""Issue 32, rows ahead: the paired rule asks the next rows when workers idle, and decides the
+same whatever the number of workers and the order in which evaluations finish.
+
+Scores are simulated (Gaussian rows with a shared row effect, the shape of FIESTA's TDSA table:
+two candidates close to the best, five far below it)."""
+from __future__ import annotations
+
+import random
+import sqlite3
+import threading
+import time
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from certa import FunctionEvaluator, run
+from certa.engine.runner import RunInterrupted
+from certa.planning.clock import clock_run
+from certa.planning.simulate import run_direct
+from certa.strategies import PairedElimination
+
+MEANS = [0.0, -0.55, -0.6, -1.6, -1.5, -2.1, -2.2, -3.0]
+CANDS = [{"c": i} for i in range(len(MEANS))]
+
+
+def tdsa_like(params, seed):
+    """Simulated: a row effect shared by the row's candidates plus each candidate's own noise."""
+    shared = np.random.default_rng(seed).normal(0, 1.0)
+    return MEANS[params["c"]] + shared + np.random.default_rng([seed, params["c"]]).normal(0, 1.0)
+
+
+class ShuffledExecutor(Executor):
+    """Runs submitted tasks one at a time in a background thread, always picking a random one of
+    those waiting: futures complete in an order unrelated to the order submitted."""
+
+    def __init__(self, n_workers: int, seed: int) -> None:
+        self._max_workers = n_workers              # what certa reads as the worker count
+        self._rng = random.Random(seed)
+        self._tasks: list = []
+        self._cond = threading.Condition()
+        self.submitted: list[Future] = []
+        self.completed: list[Future] = []
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn, /, *args, **kwargs):
+        fut: Future = Future()
+        with self._cond:
+            self._tasks.append((fut, fn, args, kwargs))
+            self.submitted.append(fut)
+            self._cond.notify()
+        return fut
+
+    def _loop(self):
+        while True:
+            with self._cond:
+                while not self._tasks and not self._stop:
+                    self._cond.wait()
+                if self._stop:
+                    return
+                # let the runner submit what it asks now (as many as there are workers), then pick
+                self._cond.wait_for(lambda: len(self._tasks) >= self._max_workers or self._stop, timeout=0.002)
+                fut, fn, args, kwargs = self._tasks.pop(self._rng.randrange(len(self._tasks)))
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn(*args, **kwargs))
+                except BaseException as exc:  # noqa: BLE001 - passed on through the future
+                    fut.set_exception(exc)
+                self.completed.append(fut)
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        if wait:
+            self._thread.join()
+
+
+def _decision(sel):
+    r = sel.result
+    return {"best": r["best"], "confidence": r["confidence"], "rows": r["rows"], "stop": r["stop_reason"],
+            "eliminated": r["eliminated"], "history": list(r["confidence_history"]),
+            "used": r["evaluations"].tolist(), "keys": sorted(sel.evaluations["key"])}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_decisions_are_identical_for_1_2_8_workers_and_shuffled_completion_orders(seed):
+    ev = FunctionEvaluator(tdsa_like)
+    one = run(PairedElimination(0.95), ev, CANDS, random_state=seed, progress=False)
+    ref = _decision(one)
+    assert one.result["evaluations_ahead"] == 0 and ref["stop"] == "confident"
+    assert len(ref["eliminated"]) == len(MEANS) - 1
+    shuffled_somewhere = False
+    aheads = []
+    for w in (2, 8):
+        with ThreadPoolExecutor(w) as pool:
+            sel = run(PairedElimination(0.95), ev, CANDS, random_state=seed, executor=pool, progress=False)
+        assert _decision(sel) == ref, f"{w} threads"
+        aheads.append(sel.result["evaluations_ahead"])
+        pool = ShuffledExecutor(w, seed)
+        try:
+            sel = run(PairedElimination(0.95), ev, CANDS, random_state=seed, executor=pool, progress=False)
+        finally:
+            pool.shutdown()
+        assert _decision(sel) == ref, f"{w} workers, shuffled completions"
+        order = [pool.submitted.index(f) for f in pool.completed]
+        shuffled_somewhere |= order != sorted(order)
+        # the spent ahead are those asked and not used: every evaluation asked is one or the other
+        assert len(pool.submitted) >= int(np.sum(sel.result["evaluations"])) + 0
+        assert len(pool.submitted) == int(np.sum(sel.result["evaluations"])) + sel.result["evaluations_ahead"]
+    assert shuffled_somewhere
+    assert aheads[1] > 0   # 8 workers: rows were asked ahead (and some of them not used)
+
+
+def _row_counts(draws):
+    out: dict[int, int] = {}
+    for d in draws:
+        out[d.index[0]] = out.get(d.index[0], 0) + 1
+    return out
+
+
+def test_rows_ahead_fill_the_workers_within_the_bound():
+    # 2 survivors and 8 workers: the row being decided plus ceil(8 / 2) = 4 rows ahead
+    strat = PairedElimination(0.95)
+    strat.set_workers(8)
+    strat.start(2, 0)
+    draws = []
+    while (d := strat.ask()) is not None:
+        draws.append(d)
+    assert _row_counts(draws) == {0: 2, 1: 2, 2: 2, 3: 2, 4: 2}
+    # one worker: the row only, as before rows ahead
+    one = PairedElimination(0.95)
+    one.start(2, 0)
+    assert [d.key for d in iter(one.ask, None)] == [d.key for d in draws[:2]]
+    # no more than 2 x n_workers asked and not told, however many survive
+    many = PairedElimination(0.95)
+    many.set_workers(3)
+    many.start(20, 0)
+    assert len(list(iter(many.ask, None))) == 20          # a row is always asked whole
+    few = PairedElimination(0.95)
+    few.set_workers(3)
+    few.start(4, 0)
+    assert len(list(iter(few.ask, None))) == 6             # 4 of row 0, 2 of row 1: 2 x 3
+
+
+_RUNNING = {"now": 0, "peak": 0}
+_LOCK = threading.Lock()
+
+
+def _counting(params, seed):
+    with _LOCK:
+        _RUNNING["now"] += 1
+        _RUNNING["peak"] = max(_RUNNING["peak"], _RUNNING["now"])
+    try:
+        return tdsa_like(params, seed)
+    finally:
+        with _LOCK:
+            _RUNNING["now"] -= 1
+
+
+def test_runner_keeps_at_most_n_workers_running():
+    """A strategy that asks ahead gets at most n_workers evaluations submitted at once (a
+    ShuffledExecutor's queue would hold more if the runner submitted more)."""
+    pool = ShuffledExecutor(3, 0)
+    submitted_peak = [0]
+    real_submit = pool.submit
+
+    def submit(fn, /, *args, **kwargs):
+        fut = real_submit(fn, *args, **kwargs)
+        submitted_peak[0] = max(submitted_peak[0], sum(not f.done() for f in pool.submitted))
+        return fut
+
+    pool.submit = submit
+    try:
+        sel = run(PairedElimination(0.95), FunctionEvaluator(tdsa_like), CANDS, random_state=0, executor=pool,
+                  progress=False)
+    finally:
+        pool.shutdown()
+    assert sel.result["stop_reason"] == "confident"
+    assert submitted_peak[0] == 3
+
+
+def test_many_seeds_same_decisions_with_rows_ahead_on_the_virtual_clock():
+    """The sequential strategy and the same strategy asking rows ahead for W workers, whose
+    evaluations take random times (so they finish out of order), decide alike: seeds x families."""
+    families = {"tdsa-like": MEANS, "two close": [0.0, -0.3], "one far": [0.0, -0.2, -0.25, -2.0, -2.0]}
+    for name, means in families.items():
+        def score(params, seed, means=means):
+            shared = np.random.default_rng(seed).normal(0, 1.0)
+            return means[params["candidate"]] + shared + np.random.default_rng([seed, params["candidate"]]).normal()
+
+        ev = FunctionEvaluator(score)
+        for seed in range(10):
+            base = run_direct(PairedElimination(0.9), ev, len(means), seed)
+            for w in (3, 8):
+                r = clock_run(PairedElimination(0.9), ev, len(means), workers=w, durations="lognormal:1,0.8",
+                              seed=seed).result
+                for k in ("best", "confidence", "rows", "eliminated", "stop_reason"):
+                    assert r[k] == base[k], (name, seed, w, k)
+                assert r["evaluations"].tolist() == base["evaluations"].tolist()
+
+
+def test_tolerance_and_a_cap_that_does_not_bind_keep_the_decisions():
+    ev = FunctionEvaluator(tdsa_like)
+    for tolerance in (0.0, 0.3):
+        one = run(PairedElimination(0.95, tolerance=tolerance, max_evals=2000), ev, CANDS, random_state=4,
+                  progress=False)
+        with ThreadPoolExecutor(6) as pool:
+            six = run(PairedElimination(0.95, tolerance=tolerance, max_evals=2000), ev, CANDS, random_state=4,
+                      executor=pool, progress=False)
+        assert _decision(six) == _decision(one)
+
+
+def test_a_binding_cap_counts_the_evaluations_spent_ahead():
+    ev = FunctionEvaluator(tdsa_like)
+    with ThreadPoolExecutor(8) as pool:
+        sel = run(PairedElimination(0.95, max_evals=60), ev, CANDS, random_state=0, executor=pool, progress=False)
+    r = sel.result
+    assert r["stop_reason"] == "max_evals"
+    assert int(np.sum(r["evaluations"])) + r["evaluations_ahead"] <= 60
+
+
+_CUT = {"store": None, "row": None, "candidate": None}
+
+
+def _stored_rows_past(path, row):
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as con:
+            keys = [k for (k,) in con.execute("SELECT draw_key FROM evaluations")]
+    except sqlite3.OperationalError:   # being written: look again
+        return 0
+    return sum(int(k.rsplit("/", 1)[1]) > row for k in keys)
+
+
+def _cut_at_a_row(params, seed):
+    """Raises KeyboardInterrupt in candidate ``_CUT["candidate"]``'s evaluation of row
+    ``_CUT["row"]``, once the store holds an evaluation of a later row (asked ahead)."""
+    if _CUT["store"] is not None and params["c"] == _CUT["candidate"] and seed == _CUT["seed"]:
+        deadline = time.monotonic() + 60
+        while _stored_rows_past(_CUT["store"], _CUT["row"]) == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise KeyboardInterrupt
+    return tdsa_like(params, seed)
+
+
+def test_draws_asked_ahead_are_kept_in_the_store_and_reused_on_resume(tmp_path):
+    """Rows asked ahead are stored under the paired (candidate, row) keys: a resumed run that asks
+    the same draws reuses them, and the result is the uninterrupted run's."""
+    from certa import load
+    from certa.engine.draws import split_draw
+
+    ev = FunctionEvaluator(_cut_at_a_row)
+    clean = run(PairedElimination(0.95), ev, CANDS, random_state=3, progress=False)
+    # a whole run with 8 workers: the evaluations spent ahead that finished are in the store,
+    # not in the selection's evaluations; certa.load reads the same selection back
+    full = tmp_path / "full.sqlite"
+    with ThreadPoolExecutor(8) as pool:
+        sel = run(PairedElimination(0.95), ev, CANDS, random_state=3, executor=pool, store=full, progress=False)
+    stored = {k for (k,) in sqlite3.connect(full).execute("SELECT draw_key FROM evaluations")}
+    used = set(sel.evaluations["key"])
+    assert used <= stored and 0 < len(stored - used) <= sel.result["evaluations_ahead"]
+    back = load(full)
+    assert sorted(back.evaluations["key"]) == sorted(used) and back.result["best"] == sel.result["best"]
+    assert back.result["confidence"] == sel.result["confidence"]
+
+    # cut with 8 workers at a row followed by 6 rows without an elimination, once a later row's
+    # evaluation is stored; resumed with one worker: the draws asked ahead are reused
+    res = clean.result
+    gone = set(res["eliminated"].values())
+    row = next(r for r in range(10, res["rows"]) if not gone & set(range(r, r + 6)))
+    store = tmp_path / "ahead.sqlite"
+    _CUT.update(store=store, row=row, candidate=res["best"], seed=split_draw(3, res["best"], row, paired=True).seed)
+    try:
+        with ThreadPoolExecutor(8) as pool, pytest.raises(RunInterrupted):
+            run(PairedElimination(0.95), ev, CANDS, random_state=3, executor=pool, store=store, progress=False)
+    finally:
+        _CUT["store"] = None
+    stored = {k for (k,) in sqlite3.connect(store).execute("SELECT draw_key FROM evaluations")}
+    ahead_stored = {k for k in stored if int(k.rsplit("/", 1)[1]) > row}
+    assert ahead_stored
+    resumed = run(PairedElimination(0.95), ev, CANDS, random_state=3, store=store, progress=False)
+    assert _decision(resumed) == _decision(clean)
+    used = set(resumed.evaluations["key"])
+    assert resumed.n_reused == len(stored & used)
+    assert ahead_stored <= used   # the rows asked ahead are used by the resumed run, not evaluated again
