@@ -122,19 +122,19 @@ def _row_counts(draws):
 
 
 def test_rows_ahead_fill_the_workers_within_the_bound():
-    # 2 survivors and 8 workers: the row being decided plus ceil(8 / 2) = 4 rows ahead
+    # 2 survivors and 8 workers: the row being decided plus ceil(2 x 8 / 2) = 8 rows ahead
     strat = PairedElimination(0.95)
     strat.set_workers(8)
     strat.start(2, 0)
     draws = []
     while (d := strat.ask()) is not None:
         draws.append(d)
-    assert _row_counts(draws) == {0: 2, 1: 2, 2: 2, 3: 2, 4: 2}
+    assert _row_counts(draws) == {r: 2 for r in range(9)}
     # one worker: the row only, as before rows ahead
     one = PairedElimination(0.95)
     one.start(2, 0)
     assert [d.key for d in iter(one.ask, None)] == [d.key for d in draws[:2]]
-    # no more than 2 x n_workers asked and not told, however many survive
+    # no more than 3 x n_workers asked and not told, however many survive
     many = PairedElimination(0.95)
     many.set_workers(3)
     many.start(20, 0)
@@ -142,7 +142,7 @@ def test_rows_ahead_fill_the_workers_within_the_bound():
     few = PairedElimination(0.95)
     few.set_workers(3)
     few.start(4, 0)
-    assert len(list(iter(few.ask, None))) == 6             # 4 of row 0, 2 of row 1: 2 x 3
+    assert _row_counts(iter(few.ask, None)) == {0: 4, 1: 4, 2: 1}   # 3 x 3 = 9 (2 rows ahead allowed)
 
 
 _RUNNING = {"now": 0, "peak": 0}

@@ -12,6 +12,14 @@ from ._glr import check_tolerance
 from ._paired import CONTRAST_ROWS, PairTable, contrast_partners, paired_confidence, paired_offsets, paired_threshold
 from ._validation import check_confidence, check_int
 
+#: Rows ahead: at most ``ceil(AHEAD * n_workers / survivors)`` rows beyond the one being decided,
+#: and at most ``PENDING * n_workers`` draws asked and not yet told. ``AHEAD = 1`` would fill the
+#: workers once; 2 (and 3 for the pending) lets them go on while a row waits for an evaluation
+#: two to three times slower than the others (the virtual clock, TDSA-like rows, lognormal times
+#: of SD half the mean: 8 workers busy 83 % with 1 and 2, 98 % with 2 and 3; see docs/adaptive.md).
+AHEAD = 2
+PENDING = 3
+
 
 class PairedElimination(Strategy):
     """Evaluate every surviving candidate on each row (one split and seed per row), eliminate
@@ -30,8 +38,8 @@ class PairedElimination(Strategy):
     Rows ahead: a row's evaluations are asked together and, when they leave workers idle
     (``n_workers``, which the runner sets from the executor, exceeds the survivors), the
     evaluations of the next rows are asked for the current survivors: up to
-    ``ceil(n_workers / survivors)`` rows beyond the one being decided and at most
-    ``2 * n_workers`` asked and not yet told, so every worker has an evaluation while a row's
+    ``ceil(2 * n_workers / survivors)`` rows beyond the one being decided and at most
+    ``3 * n_workers`` asked and not yet told, so every worker has an evaluation while a row's
     slowest one finishes. Rows are still decided in order, each on the scores of its members
     (:meth:`_row_members`: the survivors once the rows before it are decided), whatever was asked
     ahead; a member not asked ahead is asked then. So the choice, the confidence, the stopping
@@ -40,8 +48,8 @@ class PairedElimination(Strategy):
     candidate eliminated before its row) are *spent ahead*: counted in
     ``result()["evaluations_ahead"]``, kept in the store (a resumed run asking the same draw
     reuses it) and left out of the selection's evaluations. The look-ahead bound keeps that
-    waste below ``2 * n_workers`` per elimination or stop: with 8 workers and 8 survivors, one
-    row ahead (no worker waits for a row's slowest evaluation); with 2 survivors, 4 rows.
+    waste below ``3 * n_workers`` per elimination or stop: with 8 workers and 8 survivors, two
+    rows ahead; with 2 survivors, 8 rows.
 
     Parameters
     ----------
@@ -139,12 +147,12 @@ class PairedElimination(Strategy):
         self._members = members
 
     def _ahead_rows(self) -> int:
-        """Rows beyond the one being decided that may be asked ahead: enough to fill the workers
-        with the current survivors, ``ceil(n_workers / survivors) `` (none with one worker)."""
+        """Rows beyond the one being decided that may be asked ahead: ``ceil(AHEAD * n_workers /
+        survivors)`` (none with one worker)."""
         w = self.n_workers
         if w <= 1:
             return 0
-        return -(-w // max(len(self._row_members(self._row + 1)), 1))
+        return -(-AHEAD * w // max(len(self._row_members(self._row + 1)), 1))
 
     def _ask(self, c: int, row: int) -> Draw:
         self._asked_rows.setdefault(row, set()).add(c)
@@ -160,9 +168,9 @@ class PairedElimination(Strategy):
         for c in self._members:   # the row being decided first (its members not asked ahead)
             if c not in asked:
                 return self._ask(c, self._row)
-        # Rows ahead, for the survivors so far: at most 2 x n_workers asked and not told (the
+        # Rows ahead, for the survivors so far: at most PENDING x n_workers asked and not told (the
         # runner runs n_workers of them; the rest finished, waiting to be told in order).
-        if self._pending >= 2 * self.n_workers or self.n_workers <= 1:
+        if self._pending >= PENDING * self.n_workers or self.n_workers <= 1:
             return None
         if self.max_evals is not None and self._n_asked >= self.max_evals:
             return None
