@@ -200,6 +200,8 @@ def test_bad_inputs_are_refused_naming_the_argument():
         simulate(EqualAllocation(2), means=[0, 1], sds=[1, 1], n_runs=1, durations=1.0)
     with pytest.raises(ValueError, match="workers must be a positive int"):
         simulate(EqualAllocation(2), means=[0, 1], sds=[1, 1], n_runs=1, workers=0)
+    with pytest.raises(ValueError, match="its own driver"):
+        simulate(EqualAllocation(2), means=[0, 1], sds=[1, 1], n_runs=1, workers=2, driver="runner")
     with pytest.raises(ValueError, match="max_in_flight"):
         clock_run(EqualAllocation(2), _zero, 2, workers=1, max_in_flight=0)
 

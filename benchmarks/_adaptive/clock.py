@@ -11,7 +11,8 @@ Sections (``--section``):
   next sections read).
 * ``grid``: the clock on that grid with 4, 16 and 64 workers: scores replayed from the measured
   rows (paired), each evaluation taking one of its candidate's measured times; the paired default
-  at confidence 0.95, with and without a tolerance of 0.005.
+  at confidence 0.95 with a tolerance of 0.005 and of 0.001 (without one there is no unique best:
+  several settings predict identically on every split).
 * ``real``: one real ``BanditSearchCV`` run of the grid with 4 processes (tolerance 0.005), and
   the clock's prediction for the same draws (each draw's real score), (i) with the cached
   one-process fit times and (ii) with the times the run itself recorded.
@@ -140,7 +141,9 @@ def grid(n_runs: int, workers: list[int], seed: int) -> dict:
     fits = _fits()
     durations = RecordedDurations(fits["seconds"])
     rows = []
-    for tol in (0.005, 0.0):
+    # no tolerance 0: on this grid several settings make the same predictions on every split (e.g.
+    # gamma 5.18e-4 with C >= 7.2), so no candidate is the unique best and the rule needs a tolerance
+    for tol in (0.005, 0.001):
         for w in workers:
             t0 = time.perf_counter()
             rep = simulate(PairedElimination(0.95, tolerance=tol, max_evals=200 * 64), table=fits["scores"],

@@ -323,6 +323,9 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
         raise ValueError("paired_rows replays a table's rows whole: give table")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
         raise ValueError(f"workers must be a positive int or None, got {workers!r}")
+    if workers is not None and driver != "direct":
+        raise ValueError(f"workers plays the runs on the virtual clock, its own driver: leave driver at 'direct', got "
+                         f"{driver!r}")
     if workers is None and (durations is not None or max_in_flight is not None):
         raise ValueError("durations and max_in_flight plan a wall time on the virtual clock: give workers too")
     lower = None
