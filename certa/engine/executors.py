@@ -4,13 +4,15 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import runpy
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
+
+from . import worker_start
 
 
 class InlineExecutor(Executor):
@@ -23,63 +25,6 @@ class InlineExecutor(Executor):
         except BaseException as exc:  # noqa: BLE001 - passed on to the caller through the future
             fut.set_exception(exc)
         return fut
-
-
-def _watch_parent(parent_pid: int) -> None:
-    """Worker initializer: die with the main process, let SIGTERM kill at once, ignore Ctrl-C.
-
-    ``PR_SET_PDEATHSIG`` (Linux) makes the kernel send SIGKILL when the process that
-    started the worker dies, even while the worker is stuck in C code; a watcher thread
-    that polls the main process covers other systems (and a forkserver parent). The
-    default SIGTERM action (instead of pebble's Python handler, which runs only when C
-    code returns) lets a timed-out worker be stopped at once.
-    """
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # Ctrl-C reaches the whole process group: only the main process acts on it (it records the
-    # evaluations finished so far and stops the workers), so an evaluation cut by it is never
-    # recorded as a failure
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except Exception:  # noqa: BLE001 - the watcher thread below still works
-            pass
-
-    def watch() -> None:
-        import time
-
-        while True:
-            try:
-                os.kill(parent_pid, 0)
-            except ProcessLookupError:
-                os._exit(1)
-            except PermissionError:
-                pass
-            time.sleep(0.5)
-
-    threading.Thread(target=watch, daemon=True, name="certa-parent-watch").start()
-    try:
-        os.kill(parent_pid, 0)
-    except ProcessLookupError:
-        os._exit(1)
-
-
-def _limit_threads(threads: int, parent_pid: int, preload: tuple[str, bytes] | None = None) -> None:
-    _watch_parent(parent_pid)
-    if preload is not None:  # the run's evaluator, loaded before any task's timeout starts
-        from .evaluators import keep_evaluator
-
-        keep_evaluator(*preload)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(threads)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(threads)
-    except Exception:  # noqa: BLE001 - a performance hint only
-        pass
 
 
 class WorkerDied(RuntimeError):
@@ -136,8 +81,12 @@ class LocalProcessExecutor(Executor):
         from joblib.externals.loky.backend.context import get_context
 
         ctx = get_context("loky")
-        return ProcessPool(max_workers=self._max_workers, initializer=_limit_threads,
-                           initargs=(threads, os.getpid(), self._preload), context=ctx)
+        # The initializer is a file run by runpy (standard library only), not a function of certa,
+        # which the worker could call only after importing certa (seconds): the first thing a worker
+        # does is watch the main process, so one killed while its pool starts takes the workers with it.
+        return ProcessPool(max_workers=self._max_workers, initializer=runpy.run_path,
+                           initargs=(worker_start.__file__, {"WORKER": (os.getpid(), threads, self._preload)},
+                                     worker_start.RUN_NAME), context=ctx)
 
     def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
         from concurrent.futures import TimeoutError as FuturesTimeout
