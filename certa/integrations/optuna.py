@@ -8,6 +8,10 @@ fixed-confidence selection on them (:func:`certa.bandit_select`: every evaluatio
 and seed, evaluations spent where they decide, stopped by the delta-correct GLR rule), and returns
 the choice with the confidence it reached. By default the evaluation is paired: each row is one
 fresh split and seed on which every candidate left is evaluated (``docs/adaptive.md``).
+
+:class:`PairedPruner` (from :mod:`certa.integrations.optuna_pruner`) prunes trials during the study:
+each trial reports one score per shared fold or seed, and a trial stops once certa's paired
+delta-correct rule shows it worse than a complete trial, at a stated level.
 """
 from __future__ import annotations
 
@@ -22,8 +26,9 @@ import pandas as pd
 
 from ..engine.selection import Selection
 from ..search.bandit import bandit_select
+from .optuna_pruner import PairedPruner
 
-__all__ = ["Confirmation", "confirm_best", "top_trials"]
+__all__ = ["Confirmation", "PairedPruner", "confirm_best", "top_trials"]
 
 
 @dataclass

@@ -1,0 +1,158 @@
+"""certa's ``PairedPruner`` against Optuna's ``WilcoxonPruner(p_threshold=0.1)`` (issue 34 item 1).
+
+One run, the same studies for both pruners: the tasks of ``benchmarks/peers.py`` (the FIESTA TDSA
+replay, 8 models, and the real-fit tasks Debian, digits and the lemma k-NN grid, from their cached
+fit pools). For each seed:
+
+* the study's rows: ``--steps`` (30) rows drawn by the seed as ``peers.py``'s Wilcoxon peer draws
+  them (``Bench.rows_steps``): on the replay, table rows (one split and seed for every model) drawn
+  without replacement; on a real-fit task, the folds of randomly ordered 5-fold partitions of the
+  pool;
+* Optuna 5, ``GridSampler`` over the candidates (one trial per candidate, the grid order shuffled
+  by the seed); each trial reports its score on every row, ``trial.report(score, step=row)``, in
+  its own shuffled order, and raises ``TrialPruned`` when ``should_prune()`` says so;
+* the pruner: ``WilcoxonPruner(p_threshold=0.1)`` (Optuna's default) or certa's
+  ``PairedPruner(confidence=0.95)`` (``family="trial"``, and ``family="study"``).
+
+Reported per task and pruner: how often **the true best model's trial is pruned** (the truth: the
+table's means over all 500 rows, or the pool's 20x5 CV means), with a one-sided binomial p-value
+against delta = 0.05; fits (rows reported); how often ``study.best_trial`` is the true best.
+
+Run: ``flock /tmp/certa-cpu.lock nice -n 5 python benchmarks/integrations.py optuna-pruner
+--seeds 200 --real-seeds 50 --lemma-seeds 10``.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import numpy as np
+from _common import loadavg, machine_info, md_table, write_results
+from peers import P_THRESHOLD, _fast_pruner_pvalues, _quiet_optuna, binom_upper_p, get_bench
+
+from certa.engine.draws import derive_seed
+from certa.integrations.optuna import PairedPruner
+
+NAME = "optuna_pruner"
+CONFIDENCE = 0.95
+PRUNERS = ("certa-paired", "certa-paired-study", "optuna-wilcoxon")
+
+
+def make_pruner(name: str):
+    optuna = _quiet_optuna()
+    if name == "certa-paired":
+        return PairedPruner(confidence=CONFIDENCE)
+    if name == "certa-paired-study":
+        return PairedPruner(confidence=CONFIDENCE, family="study")
+    if name == "optuna-wilcoxon":
+        _fast_pruner_pvalues()
+        return optuna.pruners.WilcoxonPruner(p_threshold=P_THRESHOLD)
+    raise ValueError(f"unknown pruner {name!r}")
+
+
+def one_study(bench: Any, seed: int, steps: int, pruner_name: str) -> dict[str, Any]:
+    """One Optuna study over the bench's candidates with the named pruner."""
+    optuna = _quiet_optuna()
+    rows = bench.rows_steps(steps, np.random.default_rng(derive_seed(seed, 1)))
+    fits = [0]
+
+    def objective(trial):
+        c = trial.suggest_categorical("candidate", list(range(bench.K)))
+        order = np.random.default_rng(derive_seed(seed, 2, trial.number)).permutation(rows)
+        values = []
+        for r in order:
+            v = bench.score(c, int(r))
+            fits[0] += 1
+            values.append(v)
+            trial.report(v, int(r))
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return float(np.mean(values))
+
+    study = optuna.create_study(direction="maximize",
+                                sampler=optuna.samplers.GridSampler({"candidate": list(range(bench.K))}, seed=seed),
+                                pruner=make_pruner(pruner_name))
+    t0 = time.perf_counter()
+    study.optimize(objective, n_trials=bench.K)
+    seconds = time.perf_counter() - t0
+    state = {int(t.params["candidate"]): t.state.name for t in study.trials}
+    return {"fits": fits[0], "best_pruned": state[bench.best] == "PRUNED",
+            "correct": int(study.best_trial.params["candidate"]) == bench.best,
+            "n_pruned": sum(s == "PRUNED" for s in state.values()), "seconds": seconds}
+
+
+def run_task(task: str, seeds: int, steps: int, lemma_n: int) -> dict[str, Any]:
+    bench = get_bench(task, lemma_n)
+    out: dict[str, Any] = {"task": task, "candidates": bench.K, "true_best": bench.names[bench.best],
+                           "seeds": seeds, "steps": steps, "pruners": {}}
+    for name in PRUNERS:
+        load0 = loadavg()
+        runs = [one_study(bench, seed, steps, name) for seed in range(seeds)]
+        k = sum(r["best_pruned"] for r in runs)
+        fits = np.array([r["fits"] for r in runs], dtype=float)
+        out["pruners"][name] = {
+            "best_pruned": k, "best_pruned_rate": k / seeds,
+            "p_best_pruned_le_delta": binom_upper_p(k, seeds, 1 - CONFIDENCE),
+            "fits_mean": float(fits.mean()), "fits_se": float(fits.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else 0.0,
+            "p_correct": float(np.mean([r["correct"] for r in runs])),
+            "pruned_mean": float(np.mean([r["n_pruned"] for r in runs])),
+            "seconds_mean": float(np.mean([r["seconds"] for r in runs])), "load": [load0, loadavg()]}
+        print(task, name, {k2: v for k2, v in out["pruners"][name].items() if k2 != "load"}, flush=True)
+    w = out["pruners"]["optuna-wilcoxon"]["fits_mean"]
+    for name in PRUNERS:
+        out["pruners"][name]["fits_ratio_wilcoxon"] = out["pruners"][name]["fits_mean"] / w
+    return out
+
+
+LABELS = {"tdsa": "TDSA replay, 8 models", "debian": "Debian text, 11 candidates (real fits)",
+          "digits": "digits, 6 model families (real fits)", "lemma": "Dutch lemma k-NN grid, 250 settings (real fits)"}
+
+
+def _one(load: Any) -> str:
+    return "n/a" if not load else f"{load[0]:.1f}"
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    rows = []
+    for res in results:
+        for name in PRUNERS:
+            p = res["pruners"][name]
+            rows.append([f"{LABELS[res['task']]}, {res['seeds']} seeds", name,
+                         f"{100 * p['best_pruned_rate']:.1f} % ({p['best_pruned']}/{res['seeds']})",
+                         "-" if name == "optuna-wilcoxon" else f"{p['p_best_pruned_le_delta']:.3g}",
+                         f"{p['fits_mean']:.1f} ± {p['fits_se']:.1f}", f"{p['fits_ratio_wilcoxon']:.2f}x",
+                         f"{100 * p['p_correct']:.1f} %", f"{p['seconds_mean']:.2f}",
+                         f"{_one(p['load'][0])} / {_one(p['load'][1])}"])
+    head = ["task", "pruner", "true best's trial pruned", "p (rate <= 0.05)", "fits (mean ± SE)",
+            "x Wilcoxon", "best_trial is the true best", "s per study", "load start / end"]
+    steps = results[0]["steps"] if results else 30
+    return ("# certa's PairedPruner against Optuna's WilcoxonPruner\n\n"
+            f"GridSampler over the candidates, {steps} shared rows per study (each trial reports them in its own "
+            "shuffled order); `PairedPruner(confidence=0.95)` (delta = 0.05; `family=\"study\"`: delta for the whole "
+            f"study) against `WilcoxonPruner(p_threshold={P_THRESHOLD})`. p: one-sided binomial p-value of the "
+            "pruned-best count against a rate of 0.05 (small = the rate is above delta).\n\n"
+            + md_table(head, rows) + "\n\nGenerated by `benchmarks/integrations.py optuna-pruner`.\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=200, help="seeds on the TDSA replay (default 200)")
+    ap.add_argument("--real-seeds", type=int, default=50, help="seeds on Debian and digits (default 50)")
+    ap.add_argument("--lemma-seeds", type=int, default=10, help="seeds on the lemma grid (0: skip it; default 10)")
+    ap.add_argument("--steps", type=int, default=30, help="shared rows per study (default 30)")
+    ap.add_argument("--lemma-n", type=int, default=6000)
+    ap.add_argument("--tasks", default="tdsa,debian,digits,lemma")
+    args = ap.parse_args(argv)
+    seeds = {"tdsa": args.seeds, "debian": args.real_seeds, "digits": args.real_seeds, "lemma": args.lemma_seeds}
+    results = []
+    for task in args.tasks.split(","):
+        if seeds[task] > 0:
+            results.append(run_task(task, seeds[task], args.steps, args.lemma_n))
+    payload = {"confidence": CONFIDENCE, "p_threshold": P_THRESHOLD, "steps": args.steps, "tasks": results,
+               "machine": machine_info()}
+    write_results(NAME, payload, markdown(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""An Optuna pruner with a stated confidence: certa's paired delta-correct rule, trial against trial.
+
+Each trial reports one score per shared row with ``trial.report(score, step=row_id)``: the row is a
+fold, a split or a seed, the same for every trial (fold 3 of trial 7 is fold 3 of trial 2). Two
+trials then compare through the differences of their scores on the rows both reported, as certa's
+paired selection does (:mod:`certa.strategies._paired`), and :class:`PairedPruner` stops a trial
+once those differences show it worse than some complete trial by more than ``tolerance``.
+
+What the level means across a whole study
+-----------------------------------------
+Write ``mu_t`` for trial ``t``'s mean score over the row distribution (its expected score on a
+fresh row), ``delta = 1 - confidence``, ``eps = tolerance``. For each *complete* trial ``b`` among
+the comparators of ``t``, ``W_bt`` is the paired statistic of the differences ``d = x_b - x_t`` on
+the rows both reported (:func:`certa.strategies._paired.pair_values`: the log of the one-sided
+e-process against ``mean(d) <= eps``, certa's paired rule). Trial ``t`` is pruned once the mean of
+its comparators' e-values passes ``1 / delta_t``::
+
+    log( (1 / m_t) * sum_b exp(W_bt) ) > log(1 / delta_t)
+
+* comparators of trial number ``t``: with ``n_trials=None`` the ``m_t = t`` trials numbered
+  ``0 .. t - 1``; with ``n_trials=N``, the ``m_t = max(N, t + 1) - 1`` other trials numbered below
+  ``max(N, t + 1)`` (in parallel runs a later-numbered trial may complete first);
+* ``family="trial"`` (default): ``delta_t = delta``, so **each trial is wrongly pruned with
+  probability at most delta**; ``family="study"``: ``delta_t = delta * 6 / (pi^2 (t + 1)^2)``
+  (these sum to ``delta`` over all trials), so **with probability at least 1 - delta no trial of
+  the whole study is ever wrongly pruned**.
+
+"Wrongly pruned" means pruned although ``mu_t >= mu_b - eps`` for every trial ``b``: the best
+trial, and any trial within ``eps`` of it, is such a trial. The argument: fix ``t`` with
+``mu_t >= mu_b - eps`` for every ``b``. Rows are i.i.d. draws (fresh splits or seeds) and the
+trials' parameters are fixed before their scores are seen, so for each ``b`` the differences
+``x_b - x_t`` on the rows in the order ``t`` reports them are i.i.d. with mean ``mu_b - mu_t <= eps``,
+and the e-process at that mean is a nonnegative martingale starting at 1 (the statistic, an
+infimum over the hypothesised means ``u <= eps``, and the variance floor only lower it). The
+mean over ``b`` of such martingales (every row independent of the rows before it) is again one,
+so by Ville's inequality it ever passes ``1 / delta_t`` with probability at most ``delta_t``. The
+argument holds for the scores every comparator ``b`` *would* have on every row: leaving out the
+comparators that did not complete (so are missing rows), or evaluating the statistic only when
+the pruner is called, only lowers the mean, so it removes crossings. A union over the trials gives
+``delta`` for the whole study with ``family="study"``. The comparators are fixed by trial numbers,
+never by scores: "the best trial so far" is among them, but the rule does not single it out, so
+the winner's curse (the best so far is best partly by luck on the very rows it is compared on)
+cannot inflate the error. The price is the ``log m_t`` in the threshold, softened by the mean: a
+trial that several complete trials beat is pruned sooner.
+
+So with ``family="trial"`` and a sampler whose choices do not look at the scores
+(``GridSampler``, ``RandomSampler``, ``QMCSampler``, ``BruteForceSampler``), **the best trial is
+pruned with probability at most delta**, whatever the number of trials; with ``family="study"``
+the same holds for whichever trial turns out best, under any sampler whose next parameters do not
+depend on the shared rows' scores. An adaptive sampler (TPE, CMA-ES, GP) chooses the next
+parameters from earlier trials' scores on the very rows the new trial will be compared on; the
+proof does not cover that dependence, and ``docs/integrations.md`` gives the rates measured with
+TPE. Rows that are the folds of one K-fold partition are not independent draws either (they share
+training data): the rates measured on real K-fold fits are in ``docs/integrations.md``.
+
+The pruner keeps no state: every decision is computed from the study's stored intermediate values,
+so it works with ``n_jobs`` threads and with processes sharing an RDB storage, whatever the order
+of trials and reports.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ..strategies._paired import pair_values, paired_threshold
+
+__all__ = ["PairedPruner"]
+
+
+def _optuna():
+    try:
+        import optuna
+    except ImportError as exc:  # pragma: no cover - the extra is missing
+        raise ImportError('certa.integrations.optuna needs Optuna: pip install "certa[optuna]"') from exc
+    return optuna
+
+
+def _base() -> type:
+    try:
+        from optuna.pruners import BasePruner
+    except ImportError:  # pragma: no cover - the extra is missing
+        return object
+    return BasePruner
+
+
+class PairedPruner(_base()):  # type: ignore[misc]
+    """Prune an Optuna trial once certa's paired delta-correct rule shows it worse than a complete trial.
+
+    Each trial reports one score per shared row, ``trial.report(score, step=row_id)`` (a fold, split
+    or seed id, the same for every trial), and calls ``trial.should_prune()``. A trial is pruned
+    once the paired differences on the rows it shares with the complete trials show it worse than
+    them by more than ``tolerance``, at the level ``1 - confidence`` (the mean of the pairs'
+    e-values against ``1 / delta``, with a union over the comparators; module documentation: what
+    the level means across the study, and why).
+
+    Parameters
+    ----------
+    confidence : float in (0, 1), default 0.95
+        ``1 - delta``: with ``family="trial"``, each trial that is within ``tolerance`` of the best
+        (the best trial among them) is pruned with probability at most ``delta``.
+    tolerance : float >= 0, default 0
+        In the objective's units: only prune a trial shown worse than another by more than this.
+    n_trials : int or None
+        The study's planned number of trials, if known: every other trial numbered below it may be
+        a comparator (in parallel runs a later-numbered trial may complete first). ``None``: only
+        earlier-numbered trials (comparators of trial ``t``: ``t`` of them).
+    family : {"trial", "study"}, default "trial"
+        ``"trial"``: delta per trial; ``"study"``: ``delta * 6 / (pi^2 (t + 1)^2)`` for trial ``t``,
+        so that no trial of the whole study is wrongly pruned with probability ``1 - delta``.
+
+    Examples
+    --------
+    >>> import numpy as np, optuna
+    >>> from certa.integrations.optuna import PairedPruner
+    >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+    >>> def objective(trial):            # 10 folds; fold k is the same split for every trial
+    ...     x = trial.suggest_float("x", -2, 2)
+    ...     scores = []
+    ...     for fold in range(10):
+    ...         noise = np.random.default_rng(fold).normal(0, 0.3)       # shared by every trial
+    ...         scores.append(-(x - 1) ** 2 + noise + 0.05 * np.random.default_rng([fold, trial.number]).normal())
+    ...         trial.report(scores[-1], step=fold)
+    ...         if trial.should_prune():
+    ...             raise optuna.TrialPruned()
+    ...     return float(np.mean(scores))
+    >>> study = optuna.create_study(direction="maximize", pruner=PairedPruner(confidence=0.95),
+    ...                             sampler=optuna.samplers.RandomSampler(seed=0))
+    >>> study.optimize(objective, n_trials=20)
+    >>> pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+    >>> len(pruned) > 0, abs(study.best_params["x"] - 1) < 0.3
+    (True, True)
+    """
+
+    def __init__(self, confidence: float = 0.95, *, tolerance: float = 0.0, n_trials: int | None = None,
+                 family: str = "trial") -> None:
+        if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+            raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
+        if (isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not math.isfinite(tolerance)
+                or tolerance < 0):
+            raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+        if n_trials is not None and (isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral)
+                                     or n_trials < 2):
+            raise ValueError(f"n_trials must be None or an int >= 2, got {n_trials!r}")
+        if family not in ("trial", "study"):
+            raise ValueError(f"family must be 'trial' or 'study', got {family!r}")
+        self.confidence = float(confidence)
+        self.tolerance = float(tolerance)
+        self.n_trials = None if n_trials is None else int(n_trials)
+        self.family = family
+
+    def __repr__(self) -> str:
+        return (f"PairedPruner(confidence={self.confidence}, tolerance={self.tolerance}, "
+                f"n_trials={self.n_trials}, family={self.family!r})")
+
+    # ------------------------------------------------------------------------------------------
+    def comparators(self, number: int) -> int:
+        """How many trials trial ``number`` may be compared with (the union's size): its pairs'
+        shares of delta are ``1 / comparators(number)``."""
+        return number if self.n_trials is None else self._limit(number) - 1
+
+    def _limit(self, number: int) -> int:
+        """Comparators of trial ``number`` are the other trials numbered below this."""
+        return number if self.n_trials is None else max(self.n_trials, number + 1)
+
+    def threshold(self, number: int) -> float:
+        """What :meth:`evidence` must pass to prune trial ``number``: ``log(m_t / delta_t)``, ``m_t`` its
+        comparators, ``delta_t`` delta (``family="trial"``) or ``delta * 6 / (pi^2 (t + 1)^2)``.
+
+        Examples
+        --------
+        >>> round(PairedPruner(0.95).threshold(7), 4)          # log(7 / 0.05)
+        4.9416
+        >>> round(PairedPruner(0.95, n_trials=20).threshold(3), 4)   # log(19 / 0.05)
+        5.9402
+        """
+        m = self.comparators(number)
+        delta = 1.0 - self.confidence
+        if self.family == "study":
+            delta *= 6.0 / (math.pi ** 2 * (number + 1) ** 2)
+        return paired_threshold(delta, 2) + math.log(max(m, 1))
+
+    def evidence(self, study: Any, trial: Any) -> tuple[float, int | None]:
+        """``log sum_b exp(W_bt)`` over the complete comparators ``b`` of ``trial`` (module
+        documentation), and the comparator with the largest ``W_bt`` (``-inf, None`` without a
+        comparator or with fewer than 2 common rows)."""
+        optuna = _optuna()
+        values = _finite_values(trial)
+        if values is None or len(values) < 2:
+            return -math.inf, None
+        sign = 1.0 if study.direction == optuna.study.StudyDirection.MAXIMIZE else -1.0
+        limit = self._limit(trial.number)
+        steps = list(values.keys())
+        xt = sign * np.fromiter(values.values(), dtype=float)
+        numbers_, rows = [], []
+        for b in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)):
+            if b.number == trial.number or b.number >= limit:
+                continue
+            vb = _finite_values(b, warn=False)
+            if vb is None:
+                continue
+            numbers_.append(b.number)
+            rows.append([vb.get(step, math.nan) for step in steps])
+        if not rows:
+            return -math.inf, None
+        xb = sign * np.array(rows, dtype=float)              # (comparators, t's rows)
+        common = np.isfinite(xb)
+        n = common.sum(axis=1).astype(float)
+        d = np.where(common, xb - xt[None, :], 0.0)
+        nn = np.maximum(n, 1.0)
+        mb = np.where(common, xb, 0.0).sum(axis=1) / nn       # the floor's score variances, on common rows
+        var_b = np.where(common, (xb - mb[:, None]) ** 2, 0.0).sum(axis=1) / nn
+        mt = np.where(common, xt[None, :], 0.0).sum(axis=1) / nn
+        var_t = np.where(common, (xt[None, :] - mt[:, None]) ** 2, 0.0).sum(axis=1) / nn
+        w = pair_values(n, d.sum(axis=1), (d * d).sum(axis=1), var_b, var_t, -self.tolerance)
+        i = int(np.argmax(w))
+        if not w[i] > -math.inf:
+            return -math.inf, None
+        return float(logsumexp(w)), numbers_[i]
+
+    def prune(self, study: Any, trial: Any) -> bool:
+        """Optuna's hook: whether to stop ``trial`` now (``study`` and ``trial`` as Optuna passes them)."""
+        if len(study.directions) != 1:
+            raise ValueError("PairedPruner needs a single-objective study")
+        if self.comparators(trial.number) < 1:
+            return False
+        w, _ = self.evidence(study, trial)
+        return bool(w > self.threshold(trial.number))
+
+
+def _finite_values(trial: Any, warn: bool = True) -> dict[int, float] | None:
+    """The trial's intermediate values (step -> value), or None (with a warning) if one is not finite."""
+    values = trial.intermediate_values
+    if any(not math.isfinite(v) for v in values.values()):
+        if warn:
+            warnings.warn(f"trial {trial.number} reported a non-finite value: PairedPruner neither prunes it nor "
+                          "compares other trials with it", RuntimeWarning, stacklevel=3)
+        return None
+    return dict(values)

@@ -1,0 +1,195 @@
+"""certa.integrations.optuna.PairedPruner inside real Optuna studies (in-memory and SQLite storage):
+a clearly worse trial is pruned at the row an independent computation of the rule gives, the best
+is not, the tolerance and the direction are honoured, and the stated error rate holds in a
+simulation (tolerance from its sample size)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+optuna = pytest.importorskip("optuna")  # the test extra installs it
+from scipy import stats
+
+from certa.integrations.optuna import PairedPruner
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+ROWS = 12
+ROW_EFFECT = np.random.default_rng(1).normal(0, 0.1, ROWS)     # shared by every trial on a row
+NOISE = np.random.default_rng(2).normal(0, 0.03, (4, ROWS))     # each trial's own noise per row
+
+
+def scores(mean: float, k: int) -> np.ndarray:
+    return mean + ROW_EFFECT + NOISE[k]
+
+
+def reference_prune_row(best: np.ndarray, worse: np.ndarray, delta: float, tolerance: float = 0.0) -> int | None:
+    """The row after which the rule prunes ``worse`` against one complete trial ``best``, computed from the
+    formula (docs/integrations.md; certa.strategies._paired) with scipy's Student t, not certa's code."""
+    c = 1.0
+    for n in range(2, len(worse) + 1):
+        d = best[:n] - worse[:n]
+        m, v = d.mean(), d.var()
+        floor = 0.01 * 0.5 * (best[:n].var() + worse[:n].var())
+        assert v > floor                       # the variance floor is not what decides here
+        e = m - tolerance
+        if e <= 0:
+            continue
+        rho = c / (n + c)
+        log_m = 0.5 * math.log(rho) + 0.5 * n * math.log1p((1 - rho) * e * e / (v + rho * e * e))
+        log_m_plus = log_m + math.log(2 * stats.t.cdf(n * e / math.sqrt((v + rho * e * e) * (n + c)), df=n))
+        if log_m_plus > math.log(1 / delta):   # one comparator: m_t = 1
+            return n
+    return None
+
+
+def make_objective(table: dict[int, np.ndarray], sign: float = 1.0):
+    def objective(trial):
+        k = trial.suggest_categorical("k", sorted(table))
+        for row, v in enumerate(table[k]):
+            trial.report(sign * float(v), step=row)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return sign * float(np.mean(table[k]))
+    return objective
+
+
+def run_study(table, order, *, direction="maximize", storage=None, pruner=None):
+    study = optuna.create_study(direction=direction, storage=storage, pruner=pruner or PairedPruner(0.95))
+    for k in order:
+        study.enqueue_trial({"k": k})
+    study.optimize(make_objective(table, 1.0 if direction == "maximize" else -1.0), n_trials=len(order))
+    return study
+
+
+@pytest.mark.parametrize("direction", ["maximize", "minimize"])
+@pytest.mark.parametrize("use_sqlite", [False, True])
+def test_a_clearly_worse_trial_is_pruned_at_the_reference_row(tmp_path, direction, use_sqlite):
+    table = {0: scores(0.80, 0), 1: scores(0.75, 1)}
+    expected = reference_prune_row(table[0], table[1], 0.05)
+    assert expected is not None and 2 < expected < ROWS
+    storage = f"sqlite:///{tmp_path / 'study.db'}" if use_sqlite else None
+    study = run_study(table, [0, 1], direction=direction, storage=storage)
+    first, second = study.trials
+    assert first.state == optuna.trial.TrialState.COMPLETE
+    assert second.state == optuna.trial.TrialState.PRUNED
+    assert len(second.intermediate_values) == expected
+    # the statistic one row earlier had not passed the threshold: recomputed from the stored study
+    pruner = PairedPruner(0.95)
+    w, against = pruner.evidence(study, second)
+    assert against == 0 and w > pruner.threshold(1)
+
+
+@pytest.mark.parametrize("direction", ["maximize", "minimize"])
+def test_the_best_trial_is_not_pruned(direction):
+    table = {0: scores(0.75, 1), 1: scores(0.80, 0)}    # the worse trial first, then the best
+    study = run_study(table, [0, 1], direction=direction)
+    assert [t.state for t in study.trials] == [optuna.trial.TrialState.COMPLETE] * 2
+    assert study.best_trial.params == {"k": 1}
+
+
+def test_the_direction_decides_which_trial_is_worse():
+    losses = {0: 1 - scores(0.80, 0), 1: 1 - scores(0.75, 1)}   # trial k=1 has the higher loss
+    expected = reference_prune_row(1 - losses[1], 1 - losses[0], 0.05)   # k=0's scores as the worse's
+    for direction, loser in [("minimize", 1), ("maximize", 0)]:
+        for order in ([0, 1], [1, 0]):
+            study = optuna.create_study(direction=direction, pruner=PairedPruner(0.95))
+            for k in order:
+                study.enqueue_trial({"k": k})
+            study.optimize(make_objective(losses), n_trials=2)       # losses reported as they are
+            second = study.trials[1]
+            if second.params["k"] == loser:
+                assert second.state == optuna.trial.TrialState.PRUNED
+                if direction == "minimize":
+                    assert len(second.intermediate_values) == reference_prune_row(1 - losses[0], 1 - losses[1], 0.05)
+                else:
+                    assert len(second.intermediate_values) == reference_prune_row(losses[1], losses[0], 0.05)
+            else:
+                assert second.state == optuna.trial.TrialState.COMPLETE
+    assert expected is None        # as scores, the lower-loss trial is never shown worse
+
+
+def test_the_tolerance_protects_a_trial_within_it():
+    table = {0: scores(0.80, 0), 1: scores(0.75, 1)}
+    # 0.05 worse on average, tolerance 0.1: never pruned, with the reference agreeing
+    assert reference_prune_row(table[0], table[1], 0.05, tolerance=0.1) is None
+    study = run_study(table, [0, 1], pruner=PairedPruner(0.95, tolerance=0.1))
+    assert study.trials[1].state == optuna.trial.TrialState.COMPLETE
+    # a tolerance of 0.01 prunes it later than none does, at the reference's row
+    late = run_study(table, [0, 1], pruner=PairedPruner(0.95, tolerance=0.01)).trials[1]
+    assert late.state == optuna.trial.TrialState.PRUNED
+    assert len(late.intermediate_values) == reference_prune_row(table[0], table[1], 0.05, tolerance=0.01)
+    assert len(late.intermediate_values) > reference_prune_row(table[0], table[1], 0.05)
+
+
+def test_threshold_pays_for_the_comparators_and_the_family():
+    p = PairedPruner(0.9)
+    assert p.comparators(0) == 0 and p.comparators(5) == 5
+    assert p.threshold(5) == pytest.approx(math.log(5 / 0.1))
+    q = PairedPruner(0.9, n_trials=10)
+    assert q.comparators(3) == 9 and q.comparators(12) == 12
+    s = PairedPruner(0.9, family="study")
+    assert s.threshold(3) == pytest.approx(math.log(3 / (0.1 * 6 / (math.pi ** 2 * 16))))
+
+
+def test_parallel_threads_prune_only_worse_trials_and_keep_the_best():
+    means = {k: 0.80 - 0.04 * k for k in range(4)}
+    rng = np.random.default_rng(5)
+    row_effect = rng.normal(0, 0.1, 20)
+    table = {k: m + row_effect + rng.normal(0, 0.01, 20) for k, m in means.items()}
+    study = optuna.create_study(direction="maximize", pruner=PairedPruner(0.95, n_trials=8))
+    for k in [3, 2, 0, 1, 3, 2, 1, 0]:
+        study.enqueue_trial({"k": k})
+    study.optimize(make_objective(table), n_trials=8, n_jobs=2)
+    states = {(t.number, t.params["k"]): t.state for t in study.trials}
+    assert all(s == optuna.trial.TrialState.COMPLETE for (_, k), s in states.items() if k == 0)
+    assert any(s == optuna.trial.TrialState.PRUNED for s in states.values())
+    assert study.best_trial.params == {"k": 0}
+
+
+def _null_studies(n_studies: int, n_trials: int, rows: int, confidence: float, family: str) -> np.ndarray:
+    """Studies whose trials all have the same true mean (every trial is 'the best'): which were pruned."""
+    pruned = np.zeros((n_studies, n_trials), dtype=bool)
+    for s in range(n_studies):
+        rng = np.random.default_rng([34, s])
+        row_effect = rng.normal(0, 1.0, rows)
+        table = {k: row_effect + rng.normal(0, 0.5, rows) for k in range(n_trials)}
+        study = optuna.create_study(direction="maximize", pruner=PairedPruner(confidence, family=family),
+                                    sampler=optuna.samplers.GridSampler({"k": list(range(n_trials))}, seed=s))
+        study.optimize(make_objective(table), n_trials=n_trials)
+        pruned[s] = [t.state == optuna.trial.TrialState.PRUNED for t in study.trials]
+    return pruned
+
+
+def test_each_trial_as_good_as_the_best_is_pruned_at_most_delta():
+    """Simulated Gaussian rows, all trials equal: every prune is wrong. delta = 0.2; the per-trial
+    rate must not exceed it by more than 3 binomial SEs (300 trials of the last position)."""
+    pruned = _null_studies(n_studies=300, n_trials=4, rows=15, confidence=0.8, family="trial")
+    last = pruned[:, -1]                         # the trial with the most comparators
+    delta, n = 0.2, len(last)
+    assert last.mean() <= delta + 3 * math.sqrt(delta * (1 - delta) / n)
+    assert pruned.mean() <= delta + 3 * math.sqrt(delta * (1 - delta) / pruned.size)
+    # the study-wide family: no trial pruned in a study, with probability 1 - delta
+    study_wide = _null_studies(n_studies=150, n_trials=4, rows=15, confidence=0.8, family="study").any(axis=1)
+    assert study_wide.mean() <= delta + 3 * math.sqrt(delta * (1 - delta) / len(study_wide))
+
+
+@pytest.mark.parametrize("kwargs, match", [({"confidence": 1.0}, "confidence"), ({"confidence": True}, "confidence"),
+                                           ({"tolerance": -0.1}, "tolerance"), ({"n_trials": 1}, "n_trials"),
+                                           ({"family": "pair"}, "family")])
+def test_bad_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PairedPruner(**kwargs)
+
+
+def test_a_multi_objective_study_is_refused():
+    study = optuna.create_study(directions=["maximize", "minimize"], pruner=PairedPruner())
+
+    def objective(trial):
+        trial.suggest_float("x", 0, 1)
+        return 1.0, 2.0
+
+    study.optimize(objective, n_trials=1)
+    with pytest.raises(ValueError, match="single-objective"):
+        PairedPruner().prune(study, study.trials[0])
