@@ -5,6 +5,7 @@ Scores are simulated (Gaussian rows with a shared row effect, the shape of FIEST
 two candidates close to the best, five far below it)."""
 from __future__ import annotations
 
+import io
 import random
 import sqlite3
 import threading
@@ -13,6 +14,7 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from certa import FunctionEvaluator, run
 from certa.engine.runner import RunInterrupted
@@ -264,6 +266,16 @@ def test_draws_asked_ahead_are_kept_in_the_store_and_reused_on_resume(tmp_path):
     back = load(full)
     assert sorted(back.evaluations["key"]) == sorted(used) and back.result["best"] == sel.result["best"]
     assert back.result["confidence"] == sel.result["confidence"]
+    # certa show and the report say how many were spent ahead (recorded, not used)
+    from certa.reporting.report import build_report
+    from certa.reporting.summary import print_summary, summarize
+
+    summary = summarize(back)
+    assert summary["n_spent_ahead"] == back.result["evaluations_ahead"] == len(stored - used)
+    text = io.StringIO()
+    print_summary(summary, Console(file=text, width=200))
+    assert f"{len(stored - used)} spent ahead and not used" in text.getvalue()
+    assert f"{len(stored - used)} spent ahead and not used" in build_report(back)
 
     # cut with 8 workers at a row followed by 6 rows without an elimination, once a later row's
     # evaluation is stored; resumed with one worker: the draws asked ahead are reused

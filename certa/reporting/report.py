@@ -11,7 +11,7 @@ from typing import Any
 
 from ..engine.selection import Selection
 from . import plot
-from .summary import bin_labels, display_selection, summarize
+from .summary import _ahead_words, bin_labels, display_selection, summarize
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 62em; color: #222; }
@@ -144,7 +144,8 @@ def build_report(selection: Selection, title: str | None = None, full: bool = Fa
               f"({html.escape(str(spec.pop('strategy', '?')))}: "
               f"{html.escape(_settings(spec, summary.get('initial_evals')))}); <b>state</b>: {state}; "
               f"{summary['n_candidates']} candidates, {summary['n_evaluations']} evaluations "
-              f"({summary['n_attempts']} attempts, {summary['n_failed']} failed); seed {summary['seed']}; "
+              f"({summary['n_attempts']} attempts, {summary['n_failed']} failed{_ahead_words(summary)}); "
+              f"seed {summary['seed']}; "
               f"evaluator {html.escape(str(summary['evaluator']))}.</p>")]
     if summary.get("evaluation_seconds") is not None:
         parts.append(f"<p>Time: {summary['evaluation_seconds']:.1f} s of evaluation"

@@ -185,6 +185,12 @@ def candidate_intervals(selection: Selection, confidence: float = 0.95) -> pd.Da
                          "interval": how}).set_index("candidate")
 
 
+def _ahead_words(summary: dict[str, Any]) -> str:
+    """", N spent ahead": evaluations asked ahead of the decision and not used (rows ahead)."""
+    n = summary.get("n_spent_ahead") or 0
+    return f", {n} spent ahead and not used" if n else ""
+
+
 def ranked_table(selection: Selection) -> pd.DataFrame:
     """Candidates best first: name, parameters, evaluations, failures, mean, interval, estimate, P(best)."""
     summ = selection.summary()
@@ -377,7 +383,8 @@ def summarize(selection: Selection, full: bool = False) -> dict[str, Any]:
         "strategy": selection.strategy, "evaluator": info.get("evaluator"), "seed": selection.seed,
         "n_candidates": len(selection.candidates), "n_evaluations": selection.n_evaluations,
         "n_attempts": info.get("n_attempts", selection.n_evaluations), "n_planned": info.get("total_draws"),
-        "n_failed": len(fail), "created_at": _iso(info.get("created_at")),
+        "n_failed": len(fail), "n_spent_ahead": int(selection.result.get("evaluations_ahead") or 0),
+        "created_at": _iso(info.get("created_at")),
         "last_recorded_at": _iso(info.get("last_recorded_at")),
         "evaluation_seconds": _finite(info.get("evaluation_seconds")),
         "wall_seconds": _finite(info.get("wall_seconds")),
@@ -499,7 +506,8 @@ def print_summary(summary: dict[str, Any], console: Any = None) -> None:
     planned = f" of {summary['n_planned']} planned" if summary.get("n_planned") else ""
     t_eval, t_wall = summary.get("evaluation_seconds"), summary.get("wall_seconds")
     console.print(f"{summary['n_candidates']} candidates, {summary['n_evaluations']} evaluations{planned} "
-                  f"({summary['n_attempts']} attempts, {summary['n_failed']} failed), seed {summary['seed']}"
+                  f"({summary['n_attempts']} attempts, {summary['n_failed']} failed{_ahead_words(summary)}), "
+                  f"seed {summary['seed']}"
                   + (f", evaluator {escape(str(summary['evaluator']))}" if summary.get("evaluator") else "")
                   + (f"; {summary['n_reused_from_store']} reused from the store (resumed)"
                      if summary.get("n_reused_from_store") else ""), soft_wrap=True)
