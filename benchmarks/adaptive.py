@@ -15,6 +15,8 @@ Subcommands (``python benchmarks/adaptive.py COMMAND --help`` lists a command's 
 * ``paired-workers``: evaluations and wall time with 2 and 4 workers -> ``results/paired_workers*.*``;
 * ``clock``: the virtual clock against real runs, and a 64-candidate grid's wall time on 4-64 workers
   -> ``results/clock_*.json``, ``results/clock.md``;
+* ``rows-ahead``: the paired rule asking rows ahead decides as the sequential one (seeds x families x
+  workers, virtual clock), and how busy every front keeps its workers -> ``results/rows_ahead.{json,md}``;
 * ``oracle-ratio``: the paired default's evaluations over the paired lower bounds on the four peers tasks
   -> ``results/oracle_ratio.{json,md}``.
 
@@ -36,6 +38,7 @@ COMMANDS = {
     "paired-tdsa": ("_adaptive.paired_tdsa", "the paired default against Optuna's pruner on the TDSA replay"),
     "paired-workers": ("_adaptive.paired_workers", "evaluations and wall time with 2 and 4 workers"),
     "clock": ("_adaptive.clock", "the virtual clock against real runs; a 64-candidate grid on 4-64 workers"),
+    "rows-ahead": ("_adaptive.rows_ahead", "rows ahead decide as the sequential rule; every front's occupancy"),
     "oracle-ratio": ("_adaptive.oracle_ratio", "the paired default's evaluations over the paired lower bounds"),
 }
 

@@ -1,0 +1,146 @@
+"""Issue 32, rows ahead: the paired rule asking rows ahead decides as the sequential rule, and how
+busy the other fronts keep their workers.
+
+``identity``: for each family and seed, the sequential paired rule (``run_direct``, one worker: no
+row asked ahead) against the same rule on the virtual clock with W workers whose evaluations take
+random times (lognormal, SD 0.8 of the mean, so they finish out of order): the choice, the
+confidence, the stopping row, the eliminations (candidate -> row) and the evaluations each
+candidate got must be identical. Reported: runs compared, runs that differ (expected 0), mean
+evaluations used and spent ahead, mean occupancy. The families: the TDSA replay (8 models, whole
+rows of FIESTA's table) and simulated Gaussian rows with a shared row effect (correlation 0.5):
+TDSA-like means, two close candidates, 16 evenly spaced (gaps 0.27 SD).
+
+``fronts``: every front's strategy on the virtual clock with W workers (TDSA-like simulated
+scores, lognormal times of SD half the mean): occupancy and evaluations.
+
+Writes ``results/rows_ahead.{json,md}``. Usage::
+
+    flock /tmp/certa-cpu.lock python benchmarks/adaptive.py rows-ahead --seeds 200
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+
+import numpy as np
+from _common import RESULTS, TDSA_MODELS8, loadavg, machine_info, tdsa_table
+
+from certa import FunctionEvaluator
+from certa.planning.clock import clock_run
+from certa.planning.simulate import ReplayScores, run_direct
+from certa.strategies import (
+    BatchThompson,
+    JKFoldGrid,
+    PairedElimination,
+    ProgressiveSampling,
+    SequentialHalving,
+    TopTwoThompson,
+)
+
+TDSA_LIKE = [0.0, -0.55, -0.6, -1.6, -1.5, -2.1, -2.2, -3.0]
+KEYS = ("best", "confidence", "rows", "eliminated", "stop_reason")
+
+
+class SharedRows:
+    """Simulated Gaussian rows: ``mean + sqrt(rho) * row effect + sqrt(1 - rho) * own noise``."""
+
+    def __init__(self, means, rho: float = 0.5) -> None:
+        self.means, self.rho = list(means), rho
+
+    def __call__(self, params: dict, seed: int) -> float:
+        c = params["candidate"]
+        shared = np.random.default_rng(seed).normal()
+        own = np.random.default_rng([seed, c]).normal()
+        return self.means[c] + np.sqrt(self.rho) * shared + np.sqrt(1 - self.rho) * own
+
+
+def families() -> dict:
+    table = tdsa_table(TDSA_MODELS8)
+    return {"TDSA replay (8 models, whole rows)": ReplayScores(table, paired=True),
+            "TDSA-like Gaussian rows (8)": SharedRows(TDSA_LIKE),
+            "two close (gap 0.5 SD)": SharedRows([0.0, -0.5]),
+            "16 evenly spaced (0 to -4)": SharedRows(list(np.linspace(0, -4, 16)))}
+
+
+def identity(seeds: int, workers: list[int], confidence: float) -> list[dict]:
+    rows = []
+    for name, score in families().items():
+        ev = FunctionEvaluator(score)
+        k = len(score.names) if isinstance(score, ReplayScores) else len(score.means)
+        base = [run_direct(PairedElimination(confidence), ev, k, s) for s in range(seeds)]
+        for w in workers:
+            t0 = time.perf_counter()
+            differ, occ, used, ahead = 0, [], [], []
+            for s in range(seeds):
+                r = clock_run(PairedElimination(confidence), ev, k, workers=w, durations="lognormal:1,0.8", seed=s)
+                res = r.result
+                same = all(res[key] == base[s][key] for key in KEYS) and \
+                    res["evaluations"].tolist() == base[s]["evaluations"].tolist()
+                differ += not same
+                occ.append(r.occupancy)
+                used.append(int(np.sum(res["evaluations"])))
+                ahead.append(r.ahead)
+            row = {"family": name, "workers": w, "runs": seeds, "differ": differ,
+                   "mean_evaluations": float(np.mean(used)), "mean_ahead": float(np.mean(ahead)),
+                   "mean_occupancy": float(np.mean(occ)), "seconds": time.perf_counter() - t0}
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
+
+
+def fronts(seeds: int, workers: list[int]) -> list[dict]:
+    score = SharedRows(TDSA_LIKE)
+    makers = {"paired (default), 0.95": lambda: PairedElimination(0.95),
+              "top-two Thompson, 0.95": lambda: TopTwoThompson(0.95),
+              "batch Thompson (4 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=4),
+              "batch Thompson (8 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=8),
+              "sequential halving, 160": lambda: SequentialHalving(160),
+              "J-K-fold 5x2": lambda: JKFoldGrid(5, 2),
+              "progressive sampling (PSearch schedule, 1,000 samples)": lambda: ProgressiveSampling(1000)}
+    rows = []
+    for name, make in makers.items():
+        for w in workers:
+            occ, n = [], []
+            for s in range(seeds):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = clock_run(make(), score, len(TDSA_LIKE), workers=w, durations="lognormal:1,0.5", seed=s)
+                occ.append(r.occupancy)
+                n.append(r.evaluations)
+            row = {"strategy": name, "workers": w, "runs": seeds, "mean_occupancy": float(np.mean(occ)),
+                   "mean_evaluations": float(np.mean(n))}
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="adaptive.py rows-ahead", description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=200, help="runs per family and worker count (identity)")
+    ap.add_argument("--workers", type=int, nargs="+", default=[2, 8, 64])
+    ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--front-seeds", type=int, default=20)
+    ap.add_argument("--front-workers", type=int, nargs="+", default=[8, 16])
+    args = ap.parse_args(argv)
+    load0 = loadavg()
+    out = {"machine": machine_info(), "loadavg_before": load0, "confidence": args.confidence,
+           "identity": identity(args.seeds, args.workers, args.confidence),
+           "fronts": fronts(args.front_seeds, args.front_workers), "loadavg_after": loadavg()}
+    (RESULTS / "rows_ahead.json").write_text(json.dumps(out, indent=2, default=float))
+    lines = [f"Rows ahead: the paired rule at confidence {args.confidence} with W workers on the virtual clock "
+             "(lognormal times, SD 0.8 of the mean) against the sequential rule, same seeds", "",
+             "| family | workers | runs | runs whose decisions differ | mean evaluations used | mean spent ahead "
+             "| mean occupancy |", "|---|---|---|---|---|---|---|"]
+    for r in out["identity"]:
+        lines.append(f"| {r['family']} | {r['workers']} | {r['runs']} | {r['differ']} | {r['mean_evaluations']:.1f} | "
+                     f"{r['mean_ahead']:.1f} | {r['mean_occupancy']:.1%} |")
+    lines += ["", "Every front on the virtual clock (TDSA-like simulated rows, lognormal times of SD half the mean)", "",
+              "| strategy | workers | runs | mean occupancy | mean evaluations |", "|---|---|---|---|---|"]
+    for r in out["fronts"]:
+        lines.append(f"| {r['strategy']} | {r['workers']} | {r['runs']} | {r['mean_occupancy']:.1%} | "
+                     f"{r['mean_evaluations']:.1f} |")
+    lines += ["", "Generated by benchmarks/adaptive.py rows-ahead (simulated time: the load does not change it)."]
+    (RESULTS / "rows_ahead.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
