@@ -36,18 +36,22 @@ class PairedElimination(Strategy):
     (:mod:`certa.strategies._paired`).
 
     Rows ahead: a row's evaluations are asked together and, when they leave workers idle
-    (``n_workers``, which the runner sets from the executor, exceeds the survivors), the
+    (``n_workers``, which the runner sets from the executor: ``n_jobs``, the threads of a Dask
+    cluster's workers, Ray's CPUs or a ``concurrent.futures`` executor's ``max_workers``), the
     evaluations of the next rows are asked for the current survivors: up to
     ``ceil(2 * n_workers / survivors)`` rows beyond the one being decided and at most
     ``3 * n_workers`` asked and not yet told, so every worker has an evaluation while a row's
     slowest one finishes. Rows are still decided in order, each on the scores of its members
     (:meth:`_row_members`: the survivors once the rows before it are decided), whatever was asked
     ahead; a member not asked ahead is asked then. So the choice, the confidence, the stopping
-    row and the eliminations are the same for any number of workers and any completion order.
-    Evaluations asked ahead that the decision does not use (a row past the stopping row, a
-    candidate eliminated before its row) are *spent ahead*: counted in
-    ``result()["evaluations_ahead"]``, kept in the store (a resumed run asking the same draw
-    reuses it) and left out of the selection's evaluations. The look-ahead bound keeps that
+    row and the eliminations are the same for any number of workers and any completion order
+    (one exception: a candidate whose evaluations keep failing is dropped after ``max_failures``
+    failures told in a row, its failures on rows ahead included, so it may be dropped a few rows
+    sooner with more workers). Evaluations asked ahead that the decision does not use (a row
+    past the stopping row, a candidate eliminated before its row) are *spent ahead*: counted in
+    ``result()["evaluations_ahead"]`` (every evaluation asked and not used), kept in the store
+    when they finished before the run returned (the run does not wait for those still running;
+    a resumed run asking the same draw reuses it) and left out of the selection's evaluations. The look-ahead bound keeps that
     waste below ``3 * n_workers`` per elimination or stop: with 8 workers and 8 survivors, two
     rows ahead; with 2 survivors, 8 rows.
 
