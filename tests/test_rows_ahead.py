@@ -297,3 +297,22 @@ def test_draws_asked_ahead_are_kept_in_the_store_and_reused_on_resume(tmp_path):
     used = set(resumed.evaluations["key"])
     assert resumed.n_reused == len(stored & used)
     assert ahead_stored <= used   # the rows asked ahead are used by the resumed run, not evaluated again
+
+
+def test_the_strategy_learns_its_workers_from_the_executor():
+    ev = FunctionEvaluator(tdsa_like)
+    inline = PairedElimination(0.95)
+    run(inline, ev, CANDS[:3], random_state=0, progress=False)
+    assert inline.n_workers == 1
+    with ThreadPoolExecutor(5) as pool:
+        threads = PairedElimination(0.95)
+        run(threads, ev, CANDS[:3], random_state=0, executor=pool, progress=False)
+    assert threads.n_workers == 5
+    pool = ShuffledExecutor(3, 0)
+    try:
+        other = PairedElimination(0.95)
+        run(other, ev, CANDS[:3], random_state=0, executor=pool, progress=False)
+    finally:
+        pool.shutdown()
+    assert other.n_workers == 3
+    assert other.spec() == inline.spec()   # not part of the run's identity: a resume may use other workers

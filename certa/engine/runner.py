@@ -202,7 +202,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     max_in_flight : int or None
         For a fixed plan, how many evaluations may be submitted to the
         executor at once (scikit-learn's ``pre_dispatch``); ``None``: twice
-        the number of workers.
+        the number of workers. For a strategy that asks ahead (``Strategy.asks_ahead``,
+        the paired default's rows ahead): how many run at once, ``None``: the number of
+        workers (the strategy is asked when one is free, once what finished is told).
     max_failures : int or None, default 5
         A candidate whose evaluations fail this many times in a row (each after its
         retries) is dropped: not evaluated again, listed in ``Selection.dropped``, never
@@ -220,7 +222,9 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     callbacks : Callback, function or list of them, optional
         Told about the run in this process (:mod:`certa.engine.callbacks`): at the start,
         after each evaluation is recorded in the store and told to the strategy (in the
-        order told, so the same sequence whatever the workers), and at the end. Evaluations
+        order told: the same sequence whatever the workers, except that with a strategy that
+        asks ahead, the paired default, evaluations asked ahead and then not used are passed
+        too, as they are told), and at the end. Evaluations
         reused from the store on resume are passed too, flagged ``reused=True``. They only
         read: the run evaluates and decides the same with or without them.
 
