@@ -18,7 +18,9 @@ Subcommands (``python benchmarks/adaptive.py COMMAND --help`` lists a command's 
 * ``rows-ahead``: the paired rule asking rows ahead decides as the sequential one (seeds x families x
   workers, virtual clock), and how busy every front keeps its workers -> ``results/rows_ahead.{json,md}``;
 * ``oracle-ratio``: the paired default's evaluations over the paired lower bounds on the four peers tasks
-  -> ``results/oracle_ratio.{json,md}``.
+  -> ``results/oracle_ratio.{json,md}``;
+* ``splitters``: the paired rule's wrong-choice rate with K-fold rows against fresh random splits, on
+  real fits (``pool TASK``, then ``run``) -> ``results/splitters_calibration.{json,md}``.
 
 ``--results DIR`` (before the command) writes, and reads any cached input, in ``DIR`` instead of
 ``benchmarks/results``.
@@ -40,6 +42,7 @@ COMMANDS = {
     "clock": ("_adaptive.clock", "the virtual clock against real runs; a 64-candidate grid on 4-64 workers"),
     "rows-ahead": ("_adaptive.rows_ahead", "rows ahead decide as the sequential rule; every front's occupancy"),
     "oracle-ratio": ("_adaptive.oracle_ratio", "the paired default's evaluations over the paired lower bounds"),
+    "splitters": ("_adaptive.splitters", "the paired rule with K-fold rows against fresh splits (real fits)"),
 }
 
 if __name__ == "__main__":

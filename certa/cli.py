@@ -162,6 +162,15 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--workers", type=_positive_int(1), default=None, help="batch: evaluations in flight")
     sel.add_argument("--max-evals", type=_max_evals, default="auto",
                      help="cap on evaluations of a fixed-confidence run (default auto: 200 per candidate; none: no cap)")
+    sel.add_argument("--cv", default=None, metavar="FAMILY:K[xJ]",
+                     help="rows are the splits of a scikit-learn splitter over examples 0..n-1, shared by every "
+                     "candidate: evaluate(params, seed, train, test) gets the row's index arrays. FAMILY: kfold, "
+                     "stratified, repeated-kfold, repeated-stratified (K folds x J repeats, e.g. "
+                     "repeated-stratified:5x10), group, stratified-group, time-series; paired strategy only")
+    sel.add_argument("--labels", default=None, metavar="FILE", help="--cv: class labels, one per line (stratifies)")
+    sel.add_argument("--groups", default=None, metavar="FILE", help="--cv: groups, one per line (group families)")
+    sel.add_argument("--n-samples", type=_positive_int(2), default=None, help="--cv: number of examples, "
+                     "without --labels or --groups")
     sel.add_argument("--store", default=None, help="SQLite file keeping every evaluation; rerun to resume")
     sel.add_argument("--overwrite", action="store_true",
                      help="start over: delete the --store file (and its -wal/-shm files) before the run")
@@ -237,9 +246,17 @@ def _run_select(args) -> int:
         from .engine.store import remove_store
 
         remove_store(args.store)
+    rows = None
+    if args.cv is not None:
+        from .userfiles import cv_rows
+
+        rows = cv_rows(args.cv, labels=args.labels, groups=args.groups, n_samples=args.n_samples, seed=args.seed)
+    elif args.labels or args.groups or args.n_samples:
+        raise ValueError("--labels, --groups and --n-samples go with --cv (the splitter they feed)")
     strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
                              n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
-                             tolerance=args.tolerance, n_candidates=len(candidates), paired=args.paired)
+                             tolerance=args.tolerance, n_candidates=len(candidates), paired=args.paired,
+                             max_rows=None if rows is None else rows.n_rows)
     progress = not args.no_progress   # on standard error: a bar on a terminal, plain lines in a log
     received: list[int] = []
 
@@ -252,7 +269,7 @@ def _run_select(args) -> int:
     started = time.time()
     try:
         with _warnings_as_lines("certa select"):   # a near tie is said when seen, not after the run
-            selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd()), candidates,
+            selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd(), rows), candidates,
                             random_state=args.seed, n_jobs=args.jobs, store=args.store, retries=args.retries,
                             timeout=args.timeout, progress=progress, callbacks=with_near_tie_monitor(strategy, None))
     except RunInterrupted as exc:

@@ -169,8 +169,60 @@ def resolve_function(spec: str, what: str = "--evaluate") -> Callable:
     return fn
 
 
+def _read_column(path: str, what: str) -> list[str]:
+    """One value per line of a UTF-8 text file (trailing empty lines ignored)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            values = [line.rstrip("\n").rstrip("\r") for line in fh]
+    except FileNotFoundError:
+        raise UserFileError(f"{path}: no such {what} file (expected one value per line)") from None
+    except UnicodeDecodeError as exc:
+        raise UserFileError(f"{path}: not a UTF-8 text file of {what} (byte {exc.start})") from None
+    while values and values[-1] == "":
+        values.pop()
+    if not values:
+        raise UserFileError(f"{path} holds no {what} (expected one value per line)")
+    return values
+
+
+def cv_rows(spec: str, *, labels: str | None, groups: str | None, n_samples: int | None, seed: int) -> Any:
+    """``certa select --cv SPEC``: the rows of the paired run, the splits of ``SPEC`` over the examples.
+
+    The examples are numbered 0..n-1; ``labels`` (a file, one class label per line) stratifies,
+    ``groups`` (a file, one group per line) keeps each group on one side of every split, and
+    ``n_samples`` gives n when neither file is given. Returns a
+    :class:`certa.engine.plans.RowSplitsPlan`.
+    """
+    import numpy as np
+
+    from .search._splitters import CV_FAMILIES, parse_cv, splitter_rows
+
+    cv = parse_cv(spec)
+    family = spec.split(":")[0]
+    _, needs_labels, needs_groups, _ = CV_FAMILIES[family]
+    y = None if labels is None else np.asarray(_read_column(labels, "labels"))
+    g = None if groups is None else np.asarray(_read_column(groups, "groups"))
+    if needs_labels and y is None:
+        raise UserFileError(f"--cv {spec}: {family} stratifies by class: give --labels FILE (one label per line)")
+    if needs_groups and g is None:
+        raise UserFileError(f"--cv {spec}: {family} keeps groups apart: give --groups FILE (one group per line)")
+    sizes = {name: len(a) for name, a in (("--labels", y), ("--groups", g)) if a is not None}
+    if n_samples is not None:
+        sizes["--n-samples"] = int(n_samples)
+    if not sizes:
+        raise UserFileError(f"--cv {spec}: give --n-samples N (or --labels/--groups files, one line per example)")
+    if len(set(sizes.values())) > 1:
+        raise UserFileError(f"--cv {spec}: the number of examples differs: "
+                            + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+    n = next(iter(sizes.values()))
+    return splitter_rows(cv, np.zeros((n, 1)), y, g, classifier=needs_labels, root_seed=seed)
+
+
 class ImportPathEvaluator(Evaluator):
     """Calls ``evaluate(params, seed)`` found at an import path, imported in each worker.
+
+    With ``rows`` (``certa select --cv``, a :class:`certa.engine.plans.RowSplitsPlan`) it calls
+    ``evaluate(params, seed, train, test)`` with the row's training and test indices.
 
     Only the import path travels to the workers (not the function), so a
     function in the user's own module works with local processes, Dask or Ray
@@ -178,13 +230,14 @@ class ImportPathEvaluator(Evaluator):
     with a ``"score"`` key (other keys are kept with the evaluation).
     """
 
-    def __init__(self, spec: str, cwd: str | None = None) -> None:
+    def __init__(self, spec: str, cwd: str | None = None, rows: Any = None) -> None:
         self.spec = spec
         self.cwd = cwd or os.getcwd()
+        self.rows = rows
         self._fn: Callable | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"spec": self.spec, "cwd": self.cwd, "_fn": None}
+        return {"spec": self.spec, "cwd": self.cwd, "rows": self.rows, "_fn": None}
 
     def _function(self) -> Callable:
         if self._fn is None:
@@ -194,13 +247,19 @@ class ImportPathEvaluator(Evaluator):
         return self._fn
 
     def evaluate(self, params: dict[str, Any], draw) -> Any:
+        if self.rows is not None:
+            train, test = self.rows.split(draw, None, 0)
+            return self._function()(params, draw.seed, train, test)
         return self._function()(params, draw.seed)
 
     def fingerprint_parts(self) -> dict[str, str]:
         # the function's code, closures and the globals it reads, not only its import path (issue #11)
         from .engine.fingerprint import stable_hash
 
-        return {"code": stable_hash((self.spec, self._function()))}
+        parts = {"code": stable_hash((self.spec, self._function()))}
+        if self.rows is not None:   # the splits are part of the run's identity
+            parts["plan"] = stable_hash(self.rows.spec())
+        return parts
 
     def fingerprint(self) -> str:
         from joblib import hash as joblib_hash

@@ -109,6 +109,52 @@ class SplitsPlan(Plan):
         return {"plan": "splits", "n_splits": self.n_splits, "n_repeats": self.n_repeats, "splits": self._token}
 
 
+class RowSplitsPlan(Plan):
+    """A user's splits as the rows of a paired run: ``"split"`` draw of row ``r`` -> split ``r``.
+
+    Every candidate evaluated on row ``r`` trains and tests on ``splits[r]`` (the r-th split of
+    a scikit-learn splitter, or of a list of ``(train, test)`` pairs), so elimination is split by
+    split. The model seed is still the draw's (the row's, from the root seed). The splits'
+    hash is part of :meth:`spec`, so a store resumes only a run with the same splits.
+
+    Examples
+    --------
+    >>> from certa.engine.draws import split_draw
+    >>> plan = RowSplitsPlan([([0, 1], [2]), ([1, 2], [0])])
+    >>> [te.tolist() for _, te in (plan.split(split_draw(0, c, 1, paired=True), None, 3) for c in (0, 5))]
+    [[0], [0]]
+    """
+
+    def __init__(self, splits: list[tuple[Any, Any]], source: str = "splits") -> None:
+        from joblib import hash as joblib_hash
+
+        self.splits = [(np.asarray(tr, dtype=np.intp), np.asarray(te, dtype=np.intp)) for tr, te in splits]
+        if not self.splits:
+            raise ValueError("cv gave no (train, test) splits: a paired run needs at least one row")
+        self.n_rows = len(self.splits)
+        self.source = str(source)
+        self._token = joblib_hash(self.splits)
+
+    def split(self, draw: Draw, y: np.ndarray | None, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+        if draw.kind != "split":
+            raise ValueError(f"RowSplitsPlan evaluates 'split' draws, got {draw.kind!r}")
+        row = draw.index[0]
+        if not 0 <= row < self.n_rows:
+            raise IndexError(f"row {row} is past the {self.n_rows} splits of cv")
+        return self.splits[row]
+
+    def check(self, y: np.ndarray | None, n_samples: int) -> None:
+        for r, (train, test) in enumerate(self.splits):
+            for part, idx in (("train", train), ("test", test)):
+                if idx.ndim != 1 or not len(idx):
+                    raise ValueError(f"cv: split {r} has an empty or non-1-D {part} part")
+                if idx.min() < 0 or idx.max() >= n_samples:
+                    raise ValueError(f"cv: split {r}'s {part} indices are outside 0..{n_samples - 1}")
+
+    def spec(self) -> dict[str, Any]:
+        return {"plan": "row_splits", "n_rows": self.n_rows, "source": self.source, "splits": self._token}
+
+
 class RandomSplitPlan(Plan):
     """A fresh random train/test split per draw, seeded by ``draw.seed``."""
 

@@ -222,8 +222,10 @@ def warn_if_target_missed(selection: Selection, front: str) -> str | None:
     """Warn (:class:`TargetNotReachedWarning`) if the run missed its target; return :func:`target_missed`."""
     text = target_missed(selection)
     if text is not None:
-        advice = ("raise max_evals, give a tolerance or lower the confidence"
-                  if selection.result.get("stop_reason") == "max_evals" else "see the dropped candidates")
+        reason = selection.result.get("stop_reason")
+        advice = ("raise max_evals, give a tolerance or lower the confidence" if reason == "max_evals"
+                  else "give cv more splits (e.g. more n_repeats), a tolerance or a lower confidence"
+                  if reason == "out of splits" else "see the dropped candidates")
         warnings.warn(f"{front}: {text}: the choice {selection.best.name!r} is "
                       f"{selection.result.get('guarantee', '')}; {advice}", TargetNotReachedWarning, stacklevel=3)
     return text

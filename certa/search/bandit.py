@@ -84,7 +84,8 @@ def _fixed_confidence_cap(strategy: str, confidence: float | None, max_evals: in
 def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None,
                   stopping: str | None = None, n_workers: int | None = None, max_evals: int | str | None = None,
                   transform: str | None = None, beta: float | str | None = None,
-                  tolerance: float = 0.0, n_candidates: int | None = None, paired: bool | None = None) -> Strategy:
+                  tolerance: float = 0.0, n_candidates: int | None = None, paired: bool | None = None,
+                  max_rows: int | None = None) -> Strategy:
     """Build a strategy from its name and the usual arguments (or pass a Strategy through).
 
     ``strategy="auto"`` (the fronts' default) is ``"paired"`` unless ``paired=False`` or an option
@@ -100,9 +101,14 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
     ``tolerance`` (epsilon-best identification) applies to the fixed-confidence strategies.
     ``max_evals="auto"`` caps a fixed-confidence run at 200 evaluations per candidate (``n_candidates``
     is then required; :func:`certa.search._budget.default_max_evals`); ``None``: no cap.
+    ``max_rows`` (the number of splits of a ``cv`` splitter) needs the paired strategy: the run
+    ends when its rows run out (``stop_reason="out of splits"``).
     """
     if isinstance(strategy, Strategy):
         resolve_paired(strategy, paired)
+        if max_rows is not None and getattr(strategy, "max_rows", None) != max_rows:
+            raise ValueError(f"cv gives {max_rows} rows: a given strategy must be PairedElimination("
+                             f"..., max_rows={max_rows})")
         return strategy
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {list(STRATEGIES)} or a certa Strategy, got {strategy!r}")
@@ -112,7 +118,10 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
             if value is not None and not (name == "stopping" and value == "paired"):
                 raise ValueError(f"{name}={value!r} applies to the unpaired strategies; the paired strategy "
                                  f"stops by its own rule (give paired=False to use {name})")
-        return PairedElimination(confidence, tolerance=tolerance, max_evals=max_evals)
+        return PairedElimination(confidence, tolerance=tolerance, max_evals=max_evals, max_rows=max_rows)
+    if max_rows is not None:
+        raise ValueError(f"cv (a splitter's splits as rows) needs the paired strategy (strategy='auto' or "
+                         f"'paired'); strategy={strategy!r} with paired=False draws a fresh split per evaluation")
     if strategy == "auto":
         strategy = "top_two"
     if strategy in ("sequential_halving", "equal"):
@@ -200,7 +209,21 @@ or Strategy, default "auto"
         The top-two rule's probability of evaluating the leader (``"top_two"``, ``"batch"``);
         ``"ids"`` is information-directed selection, 0.5 is FIESTA's.
     test_size : float or int, default 0.2
-        Size of each fresh random test split (stratified for classifiers).
+        Size of each fresh random test split (stratified for classifiers); not used with ``cv``.
+    cv : splitter, int, iterable of (train, test) or None, default None
+        ``None``: every row is a fresh random split (``test_size``). Otherwise row ``r`` of the
+        paired run is the r-th split of ``cv.split(X, y, groups)``, shared by every candidate,
+        so elimination is fold by fold: any scikit-learn splitter (``RepeatedStratifiedKFold``,
+        ``GroupKFold``, ``StratifiedGroupKFold``, ``TimeSeriesSplit``, ``PredefinedSplit``, ...),
+        an int K (``StratifiedKFold``/``KFold`` as in ``GridSearchCV``) or a list of
+        ``(train, test)`` index pairs. The model seed of each row still derives from the root
+        seed. When the splits run out before the target confidence, the run ends
+        (``stop_reason="out of splits"``, the choice with the confidence reached, and a
+        :class:`certa.TargetNotReachedWarning`): give enough rows, e.g.
+        ``RepeatedStratifiedKFold(n_splits=5, n_repeats=20)``. A splitter that shuffles without
+        a ``random_state`` gets one from ``random_state_``. Needs the paired strategy. What the
+        stated confidence means with K-fold rows (folds of one partition share training data) is
+        measured in ``docs/adaptive.md``, "Splitters as rows".
     n_workers : int or None
         Evaluations in flight for ``"batch"`` (default 4).
     max_evals : int, "auto" or None, default "auto"
@@ -232,11 +255,11 @@ or Strategy, default "auto"
     (``param_distributions``, ``n_iter``), ``predict``, ``predict_proba``,
     ``predict_log_proba``, ``decision_function``, ``score_samples``,
     ``transform``, ``inverse_transform``, ``score``, ``classes_``,
-    ``n_features_in_``, ``feature_names_in_``, ``refit_time_``. Not supported,
+    ``n_features_in_``, ``feature_names_in_``, ``refit_time_``, ``cv`` and
+    ``groups`` (``fit(X, y, groups=g)``, passed to the splitter; the paired
+    strategy). Not supported,
     by design: several metrics (an adaptive strategy allocates evaluations by
-    one score; choose it with ``scoring``), ``cv`` and ``groups`` (every
-    evaluation is a fresh random split; for grouped data give
-    :func:`bandit_select` a ``split`` function), ``error_score`` (a failed
+    one score; choose it with ``scoring``), ``error_score`` (a failed
     evaluation is recorded in ``selection_`` and counts against the candidate
     as the strategy decides), ``return_train_score`` and ``verbose``
     (``progress=True`` shows a bar on a terminal, a line in a notebook, plain lines in a log).
@@ -277,7 +300,7 @@ or Strategy, default "auto"
     def __init__(self, estimator: Any = None, param_grid: Any = None, *, candidates: Mapping[str, Any] | None = None,
                  strategy: str | Strategy = "auto", confidence: float = 0.95, budget: int | None = None,
                  paired: bool | None = None, stopping: str | None = None, beta: float | str | None = None,
-                 test_size: float = 0.2,
+                 test_size: float = 0.2, cv: Any = None,
                  n_workers: int | None = None, max_evals: int | str | None = "auto", tolerance: float = 0.0,
                  scoring: Any = None,
                  n_jobs: int | None = None,
@@ -309,10 +332,11 @@ or Strategy, default "auto"
             raise ValueError("param_grid is required with estimator")
         return candidates_from_grid(self.param_grid)
 
-    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> BanditSearchCV:
-        if "groups" in fit_params:
-            raise ValueError("BanditSearchCV does not take groups: every evaluation is a fresh random split; "
-                             "for grouped data give bandit_select a split function")
+    def fit(self, X: Any, y: Any = None, groups: Any = None, **fit_params: Any) -> BanditSearchCV:
+        """Run the selection (with ``cv``: on its splits of ``X``, ``y``, ``groups``) and refit the choice."""
+        if groups is not None and self.cv is None:
+            raise ValueError("groups needs cv, a splitter that uses them (e.g. GroupKFold or StratifiedGroupKFold): "
+                             "without cv every row is a fresh random split that ignores groups")
         check_single_metric(self.scoring, "BanditSearchCV")
         self.random_state_ = resolve_seed(self.random_state)
         cands = self._candidates(self.random_state_)
@@ -323,14 +347,22 @@ or Strategy, default "auto"
                 (isinstance(self.test_size, float) and 0 < self.test_size < 1)
                 or (isinstance(self.test_size, (int, np.integer)) and self.test_size >= 1)):
             raise ValueError(f"test_size must be a fraction in (0, 1) or a number of samples >= 1, got {self.test_size!r}")
+        example = self.estimator if self.estimator is not None else cands[0].params["model"]
+        stratified = wants_stratified(example, y)
+        if self.cv is None:
+            plan: Any = RandomSplitPlan(self.test_size, stratified)
+        else:
+            from sklearn.base import is_classifier
+
+            from ._splitters import splitter_rows
+
+            plan = splitter_rows(self.cv, X, y, groups, classifier=is_classifier(example),
+                                 root_seed=self.random_state_)
         strategy = make_strategy(self.strategy, confidence=self.confidence, budget=self.budget,
                                  stopping=self.stopping, n_workers=self.n_workers, max_evals=self.max_evals,
                                  beta=self.beta, tolerance=self.tolerance, n_candidates=len(cands),
-                                 paired=self.paired)
-        example = self.estimator if self.estimator is not None else cands[0].params["model"]
-        stratified = wants_stratified(example, y)
-        evaluator = EstimatorEvaluator(self.estimator, X, y, RandomSplitPlan(self.test_size, stratified), self.scoring,
-                                       fit_params=fit_params)
+                                 paired=self.paired, max_rows=None if self.cv is None else plan.n_rows)
+        evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring, fit_params=fit_params)
         sel = run(strategy, evaluator, cands, random_state=self.random_state_, n_jobs=self.n_jobs,
                   executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
                   progress=self.progress, callbacks=with_near_tie_monitor(strategy, self.callbacks))
@@ -363,15 +395,19 @@ class _UserFunctionEvaluator(Evaluator):
     """Calls ``evaluate(candidate, train, test, seed)`` on a split of the user's data."""
 
     def __init__(self, evaluate: Callable, data: Any, split: Callable | None, test_size: float,
-                 named: bool) -> None:
+                 named: bool, rows: Any = None) -> None:
         self.evaluate_fn = evaluate
         self.data = data
         self.split = split
         self.test_size = test_size
         self.named = named
+        self.rows = rows   # a RowSplitsPlan: split= was a scikit-learn splitter
 
     def evaluate(self, params: dict[str, Any], draw) -> Any:
         candidate = params["model"] if self.named else params
+        if self.rows is not None:
+            train, test = split_data(self.data, self.rows, draw)
+            return self.evaluate_fn(candidate, train, test, draw.seed)
         if self.data is None and self.split is None:
             return self.evaluate_fn(candidate, None, None, draw.seed)
         if self.split is not None:
@@ -382,8 +418,11 @@ class _UserFunctionEvaluator(Evaluator):
 
     def fingerprint_parts(self) -> dict[str, str]:
         # the functions' code, closures, defaults and referenced globals (not only their names)
-        return {"code": stable_hash((self.evaluate_fn, self.split)), "data": stable_hash(self.data),
-                "plan": stable_hash((self.test_size, self.named))}
+        parts = {"code": stable_hash((self.evaluate_fn, self.split)), "data": stable_hash(self.data),
+                 "plan": stable_hash((self.test_size, self.named))}
+        if self.rows is not None:
+            parts.update(code=stable_hash(self.evaluate_fn), plan=stable_hash((self.rows.spec(), self.named)))
+        return parts
 
     def fingerprint(self) -> str:
         return joblib_hash(sorted(self.fingerprint_parts().items()))
@@ -408,8 +447,8 @@ def _split_signature(split_result: Any) -> str:
     return joblib_hash(split_result)
 
 
-def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, split: Callable | None = None,
-                  test_size: float = 0.2, strategy: str | Strategy = "auto", confidence: float | None = 0.95,
+def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, split: Any = None,
+                  groups: Any = None, test_size: float = 0.2, strategy: str | Strategy = "auto", confidence: float | None = 0.95,
                   budget: int | None = None, paired: bool | None = None, stopping: str | None = None, beta: float | str | None = None,
                   n_workers: int | None = None,
                   max_evals: int | str | None = "auto", tolerance: float = 0.0, n_jobs: int | None = 1,
@@ -432,6 +471,13 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     same ``seed``, so ``split`` gives them the same split. A candidate whose evaluations fail
     ``max_failures`` times in a row is dropped (``Selection.dropped``); see :func:`certa.run`.
     ``callbacks`` are told about every evaluation as the run goes (see :func:`certa.run`).
+
+    ``split`` may instead be a scikit-learn splitter (``RepeatedStratifiedKFold``, ``GroupKFold``,
+    ``TimeSeriesSplit``, ...), an int K or a list of ``(train, test)`` index pairs, as
+    :class:`BanditSearchCV`'s ``cv``: row ``r`` of the paired run is then the r-th split of
+    ``split.split(X, y, groups)`` (``X, y = data`` for a tuple, else ``X = data``; ``groups`` is
+    passed to the splitter; an int K stratifies on class labels ``y``), the same for every
+    candidate, and the run ends when the splits run out (``stop_reason="out of splits"``).
 
     ``tolerance`` (fixed confidence): stop once the choice is within ``tolerance`` of the
     best with the stated confidence. ``max_evals="auto"`` (default) caps a fixed-confidence run at
@@ -462,12 +508,18 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     """
     if not callable(evaluate):
         raise TypeError(f"evaluate must be callable as evaluate(candidate, train, test, seed), got {type(evaluate).__name__}")
-    if split is not None and not callable(split):
-        raise TypeError(f"split must be callable as split(data, seed) -> (train, test), got {type(split).__name__}")
+    splitter = split is not None and not callable(split)
+    if splitter and not (hasattr(split, "split") or isinstance(split, (int, np.integer, list, tuple))):
+        raise TypeError(f"split must be callable as split(data, seed) -> (train, test), a scikit-learn splitter, an "
+                        f"int or a list of (train, test) pairs, got {type(split).__name__}")
+    if groups is not None and not splitter:
+        raise ValueError("groups needs split to be a scikit-learn splitter that uses them (e.g. GroupKFold)")
+    if splitter and data is None:
+        raise ValueError("split is a splitter: give data, the examples it splits (an array or a tuple (X, y))")
     _check_arity(evaluate, "evaluate", "evaluate(candidate, train, test, seed)", 4)
-    if split is not None:
+    if split is not None and not splitter:
         _check_arity(split, "split", "split(data, seed) -> (train, test)", 2)
-    if split is None and data is not None:
+    if (split is None or splitter) and data is not None:
         parts = data if isinstance(data, tuple) else (data,)
         for i, part in enumerate(parts):
             check_array_like(part, "data" if len(parts) == 1 else f"data[{i}]")
@@ -477,7 +529,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
                              "they are split together, so they need one row per example")
         from ..engine.plans import RandomSplitPlan as _Plan
 
-        _Plan(test_size, stratified=False).check(None, lengths.pop())
+        if not splitter:
+            _Plan(test_size, stratified=False).check(None, lengths.pop())
     if isinstance(candidates, (Mapping, list, tuple)) and len(candidates) == 0:
         raise ValueError("candidates is empty: give a dict {name: model} or a param grid with at least two settings")
     named = isinstance(candidates, Mapping) and not all(isinstance(v, (list, tuple)) for v in candidates.values())
@@ -485,15 +538,24 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     if len(cands) < 2:
         raise ValueError(f"adaptive selection needs at least two candidates, got {len(cands)}")
     seed = resolve_seed(random_state)
-    if split is not None:
+    rows = None
+    if splitter:
+        from sklearn.utils.multiclass import type_of_target
+
+        from ._splitters import splitter_rows
+
+        X_, y_ = (data[0], data[1]) if isinstance(data, tuple) and len(data) > 1 else (data, None)
+        classifier = y_ is not None and type_of_target(y_) in ("binary", "multiclass")
+        rows = splitter_rows(split, X_, y_, groups, classifier=classifier, root_seed=seed)
+    elif split is not None:
         a, b = split(data, 1), split(data, 2)
         if _split_signature(a) == _split_signature(b):
             raise ValueError("split returns the same split for different seeds: every evaluation must use a fresh "
                              "split, so split(data, seed) must depend on seed")
     strat = make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping, n_workers=n_workers,
                           max_evals=max_evals, beta=beta, tolerance=tolerance, n_candidates=len(cands),
-                          paired=paired)
-    evaluator = _UserFunctionEvaluator(evaluate, data, split, test_size, named)
+                          paired=paired, max_rows=None if rows is None else rows.n_rows)
+    evaluator = _UserFunctionEvaluator(evaluate, data, None if splitter else split, test_size, named, rows)
     sel = run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
               retries=retries, timeout=timeout, progress=progress, max_failures=max_failures,
               callbacks=with_near_tie_monitor(strat, callbacks))

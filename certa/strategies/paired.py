@@ -19,6 +19,8 @@ from ._validation import check_confidence, check_int
 #: of SD half the mean: 8 workers busy 83 % with 1 and 2, 98 % with 2 and 3; see docs/adaptive.md).
 AHEAD = 2
 PENDING = 3
+#: ``stop_reason`` of a paired run that used every row its splitter has (``max_rows``).
+OUT_OF_SPLITS = "out of splits"
 
 
 class PairedElimination(Strategy):
@@ -68,6 +70,12 @@ class PairedElimination(Strategy):
         a cap that binds, a run with more workers may stop a row or two earlier (its wasted
         evaluations ahead used part of the cap); a run that stops by confidence does not
         depend on the workers.
+    max_rows : int or None
+        The number of rows there are (e.g. the splits of a scikit-learn ``cv`` splitter,
+        :class:`certa.engine.plans.RowSplitsPlan`): nothing is asked past them, and a run that
+        has used them all without reaching its confidence stops with
+        ``stop_reason="out of splits"`` (the choice is then the survivor with the highest mean,
+        with the confidence reached).
 
     Examples
     --------
@@ -83,10 +91,12 @@ class PairedElimination(Strategy):
     ({'m': 0.3}, 'confident')
     """
 
-    def __init__(self, confidence: float, *, tolerance: float = 0.0, max_evals: int | None = None) -> None:
+    def __init__(self, confidence: float, *, tolerance: float = 0.0, max_evals: int | None = None,
+                 max_rows: int | None = None) -> None:
         self.confidence = check_confidence(confidence)
         self.tolerance = check_tolerance(tolerance)
         self.max_evals = None if max_evals is None else check_int("max_evals", max_evals, 1)
+        self.max_rows = None if max_rows is None else check_int("max_rows", max_rows, 1)
         self.paired = True
         self.stopping = "paired"
 
@@ -179,7 +189,8 @@ class PairedElimination(Strategy):
         if self.max_evals is not None and self._n_asked >= self.max_evals:
             return None
         guess = [c for c in self._row_members(self._row + 1) if c not in self._dropped]
-        for row in range(self._row + 1, self._row + 1 + self._ahead_rows()):
+        last = self._row + 1 + self._ahead_rows()
+        for row in range(self._row + 1, last if self.max_rows is None else min(last, self.max_rows)):
             asked = self._asked_rows.get(row, set())
             for c in guess:
                 if c not in asked:
@@ -262,6 +273,8 @@ class PairedElimination(Strategy):
             self._stopped, self._stop_reason = True, "confident"
         elif self.max_evals is not None and self._n_asked >= self.max_evals:
             self._stopped, self._stop_reason = True, "max_evals"
+        elif self.max_rows is not None and self._row + 1 >= self.max_rows:
+            self._stopped, self._stop_reason = True, OUT_OF_SPLITS
 
     def _contrast_statistic(self, tolerance: float) -> np.ndarray:
         """``C_j``: the partner's statistic against ``j`` on the contrast's rows (``-inf`` without a partner)."""
@@ -295,6 +308,12 @@ class PairedElimination(Strategy):
         return paired_confidence(float(self._evidence(i).min()))
 
     # -- Strategy ------------------------------------------------------------------------
+    def spec(self) -> dict[str, Any]:
+        spec = super().spec()
+        if self.max_rows is None:   # a run without a splitter keeps the identity it had before max_rows
+            spec.pop("max_rows")
+        return spec
+
     def _drop(self, candidate: int) -> None:
         if candidate not in self._asked_rows.get(self._row, set()):   # not asked: the row goes on without it
             self._members = [c for c in self._members if c != candidate]
