@@ -246,3 +246,20 @@ def test_certa_select_cv_rows_are_the_splits(tmp_path, monkeypatch, capsys):
     assert "give --groups FILE" in capsys.readouterr().err
     assert main(argv[:5] + ["--labels", "groups.txt", "--no-progress"]) == 2
     assert "go with --cv" in capsys.readouterr().err
+
+
+def test_rows_asked_ahead_stay_within_the_splits():
+    """Several workers ask rows ahead: never past the splitter's last split, and the same decision."""
+    X, y, groups = _data()
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs = {}
+    for jobs in (1, 4):
+        with warnings.catch_warnings(), ThreadPoolExecutor(jobs) as pool:
+            warnings.simplefilter("ignore", TargetNotReachedWarning)
+            s = BanditSearchCV(Recorder(), {"level": [0.0, 1e-4, 2e-4]}, cv=GroupKFold(5), random_state=0,
+                               progress=False, refit=False, n_jobs=jobs, executor=pool).fit(X, y, groups=groups)
+        ev = s.selection_.evaluations
+        assert ev["index"].map(lambda i: i[0]).max() == 4 and s.selection_.result["stop_reason"] == "out of splits"
+        runs[jobs] = (s.best_index_, sorted(zip(ev["candidate"], ev["index"], ev["score"], strict=True)))
+    assert runs[1] == runs[4]
