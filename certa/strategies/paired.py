@@ -66,10 +66,10 @@ class PairedElimination(Strategy):
         the best.
     max_evals : int or None
         A hard cap on the evaluations spent, those asked ahead included (they are real cost):
-        nothing is asked past it (the choice is then the survivor with the highest mean). With
-        a cap that binds, a run with more workers may stop a row or two earlier (its wasted
-        evaluations ahead used part of the cap); a run that stops by confidence does not
-        depend on the workers.
+        nothing is asked past it, and the rows whose evaluations were all asked ahead are still
+        decided (the choice is then the survivor with the highest mean). With a cap that binds,
+        a run with more workers may stop a row or two earlier (its evaluations spent ahead used
+        part of the cap); a run that stops by confidence does not depend on the workers.
     max_rows : int or None
         The number of rows there are (e.g. the splits of a scikit-learn ``cv`` splitter,
         :class:`certa.engine.plans.RowSplitsPlan`): nothing is asked past them, and a run that
@@ -103,8 +103,8 @@ class PairedElimination(Strategy):
     #: Asks are bounded by the row and the rows ahead (see above), not by this.
     max_pending = 1 << 20
     #: Asks ahead of its decisions to keep ``n_workers`` busy: the runner runs at most
-    #: ``n_workers`` at once, tells what finished before asking more, and at the stop waits for
-    #: the evaluations still running and tells them (spent ahead), see :func:`certa.engine.runner.run`.
+    #: ``n_workers`` at once, tells what finished before asking more, and at the stop records what
+    #: finished (without waiting for the rest), see :func:`certa.engine.runner.run`.
     asks_ahead = True
 
     def _start(self) -> None:
@@ -127,7 +127,6 @@ class PairedElimination(Strategy):
         self._got: dict[int, dict[int, Outcome]] = {}  # row -> candidate -> outcome told, not yet used
         self._pending = 0                              # asked, not yet told
         self._n_asked = 0                              # every evaluation asked (used and ahead)
-        self._spent = np.zeros(k, dtype=int)           # every evaluation asked, per candidate
         self._ahead_keys: list[str] = []               # told, not used
         self._asked = np.zeros(k, dtype=int)           # used by the decision
         self._failed = np.zeros(k, dtype=int)
@@ -160,6 +159,12 @@ class PairedElimination(Strategy):
             members.sort()
         self._members = members
 
+    def _paid(self, row: int) -> bool:
+        """Whether every member ``row`` would have is asked already (ahead): deciding it costs nothing more."""
+        asked = self._asked_rows.get(row, set())
+        members = self._row_members(row)
+        return bool(members) and all(c in asked for c in members)
+
     def _ahead_rows(self) -> int:
         """Rows beyond the one being decided that may be asked ahead: ``ceil(AHEAD * n_workers /
         survivors)`` (none with one worker)."""
@@ -172,7 +177,6 @@ class PairedElimination(Strategy):
         self._asked_rows.setdefault(row, set()).add(c)
         self._pending += 1
         self._n_asked += 1
-        self._spent[c] += 1
         return split_draw(self.seed, c, row, paired=True)
 
     def ask(self) -> Draw | None:
@@ -271,7 +275,7 @@ class PairedElimination(Strategy):
         self._history.append(conf)
         if len(surv) == 1 or (self.tolerance > 0 and conf >= self.confidence):
             self._stopped, self._stop_reason = True, "confident"
-        elif self.max_evals is not None and self._n_asked >= self.max_evals:
+        elif self.max_evals is not None and self._n_asked >= self.max_evals and not self._paid(self._row + 1):
             self._stopped, self._stop_reason = True, "max_evals"
         elif self.max_rows is not None and self._row + 1 >= self.max_rows:
             self._stopped, self._stop_reason = True, OUT_OF_SPLITS
