@@ -44,8 +44,9 @@ Three versions, from the most restricted procedures to all of them:
   and ``T* >= inf G``. The best ``lambda`` for a ``w`` is a small linear program. The result is an
   interval ``[lower, upper]`` that contains ``T*``; the bound uses ``lower``.
 
-Not knowing ``Sigma`` (certa estimates it) can only make the problem harder, so all three hold for
-certa's unknown-variance rule when rows are Gaussian. On replayed tables (TDSA, the cached fits
+Not knowing ``Sigma`` (certa estimates it) can only make the problem harder, so the best allocation's
+bound holds for certa's unknown-variance rule when rows are Gaussian (and the uniform one for any
+procedure that puts every candidate on every row); the pairwise value is a reference. On replayed tables (TDSA, the cached fits
 of ``benchmarks/peers.py``) the rows are not Gaussian: the bounds are then those of the Gaussian
 model with the table's mean and covariance, a reference and not a theorem about the table.
 With a diagonal ``Sigma`` member sets give nothing (``J_S`` is the sum of singleton ``J``'s) and
