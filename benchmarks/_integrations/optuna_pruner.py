@@ -14,6 +14,12 @@ fit pools). For each seed:
 * the pruner: ``WilcoxonPruner(p_threshold=0.1)`` (Optuna's default) or certa's
   ``PairedPruner(confidence=0.95)`` (``family="trial"``, and ``family="study"``).
 
+A simulated task (``sim``, stated as simulated) checks the samplers the proof does not cover: a
+continuous parameter ``x`` in [-2, 2], true mean ``0.9 - 0.05 (x - 1)^2``, 10 rows, each score the
+true mean + a row effect shared by every trial (SD 0.05) + noise of that row and setting (SD 0.02),
+30 trials of ``TPESampler`` (adaptive) and of ``RandomSampler``; "the best trial" is the trial with
+the highest true mean among the 30.
+
 Reported per task and pruner: how often **the true best model's trial is pruned** (the truth: the
 table's means over all 500 rows, or the pool's 20x5 CV means), with a one-sided binomial p-value
 against delta = 0.05; fits (rows reported); how often ``study.best_trial`` is the true best.
@@ -82,30 +88,90 @@ def one_study(bench: Any, seed: int, steps: int, pruner_name: str) -> dict[str, 
             "n_pruned": sum(s == "PRUNED" for s in state.values()), "seconds": seconds}
 
 
+SIM_ROWS, SIM_TRIALS = 10, 30
+
+
+def sim_study(seed: int, sampler_name: str, pruner_name: str) -> dict[str, Any]:
+    """One simulated study (module documentation): TPE or random sampler over a continuous ``x``."""
+    optuna = _quiet_optuna()
+    row_effect = np.random.default_rng(derive_seed(seed, 5)).normal(0, 0.05, SIM_ROWS)
+    fits = [0]
+
+    def true_mean(x: float) -> float:
+        return 0.9 - 0.05 * (x - 1.0) ** 2
+
+    def objective(trial):
+        x = trial.suggest_float("x", -2.0, 2.0)
+        values = []
+        for r in range(SIM_ROWS):
+            noise = np.random.default_rng([seed, r, int(np.float64(x).view(np.int64) & 0x7FFFFFFF)]).normal(0, 0.02)
+            v = true_mean(x) + row_effect[r] + noise
+            fits[0] += 1
+            values.append(v)
+            trial.report(float(v), r)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return float(np.mean(values))
+
+    sampler = (optuna.samplers.TPESampler(seed=seed) if sampler_name == "tpe"
+               else optuna.samplers.RandomSampler(seed=seed))
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=make_pruner(pruner_name))
+    t0 = time.perf_counter()
+    study.optimize(objective, n_trials=SIM_TRIALS)
+    seconds = time.perf_counter() - t0
+    best = max(study.trials, key=lambda t: true_mean(t.params["x"]))
+    chosen = study.best_trial
+    return {"fits": fits[0], "best_pruned": best.state.name == "PRUNED", "correct": chosen.number == best.number,
+            "n_pruned": sum(t.state.name == "PRUNED" for t in study.trials), "seconds": seconds}
+
+
 def run_task(task: str, seeds: int, steps: int, lemma_n: int) -> dict[str, Any]:
+    if task.startswith("sim-"):
+        return run_sim(task, seeds)
     bench = get_bench(task, lemma_n)
     out: dict[str, Any] = {"task": task, "candidates": bench.K, "true_best": bench.names[bench.best],
                            "seeds": seeds, "steps": steps, "pruners": {}}
     for name in PRUNERS:
         load0 = loadavg()
         runs = [one_study(bench, seed, steps, name) for seed in range(seeds)]
-        k = sum(r["best_pruned"] for r in runs)
-        fits = np.array([r["fits"] for r in runs], dtype=float)
-        out["pruners"][name] = {
-            "best_pruned": k, "best_pruned_rate": k / seeds,
+        out["pruners"][name] = _summary(runs, seeds, load0)
+        print(task, name, {k2: v for k2, v in out["pruners"][name].items() if k2 != "load"}, flush=True)
+    _ratios(out)
+    return out
+
+
+def run_sim(task: str, seeds: int) -> dict[str, Any]:
+    sampler = task.split("-", 1)[1]
+    out: dict[str, Any] = {"task": task, "candidates": SIM_TRIALS, "true_best": "highest true mean of the 30",
+                           "seeds": seeds, "steps": SIM_ROWS, "pruners": {}}
+    for name in PRUNERS:
+        load0 = loadavg()
+        runs = [sim_study(seed, sampler, name) for seed in range(seeds)]
+        out["pruners"][name] = _summary(runs, seeds, load0)
+        print(task, name, {k2: v for k2, v in out["pruners"][name].items() if k2 != "load"}, flush=True)
+    _ratios(out)
+    return out
+
+
+def _summary(runs: list[dict[str, Any]], seeds: int, load0: Any) -> dict[str, Any]:
+    k = sum(r["best_pruned"] for r in runs)
+    fits = np.array([r["fits"] for r in runs], dtype=float)
+    return {"best_pruned": k, "best_pruned_rate": k / seeds,
             "p_best_pruned_le_delta": binom_upper_p(k, seeds, 1 - CONFIDENCE),
             "fits_mean": float(fits.mean()), "fits_se": float(fits.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else 0.0,
             "p_correct": float(np.mean([r["correct"] for r in runs])),
             "pruned_mean": float(np.mean([r["n_pruned"] for r in runs])),
             "seconds_mean": float(np.mean([r["seconds"] for r in runs])), "load": [load0, loadavg()]}
-        print(task, name, {k2: v for k2, v in out["pruners"][name].items() if k2 != "load"}, flush=True)
+
+
+def _ratios(out: dict[str, Any]) -> None:
     w = out["pruners"]["optuna-wilcoxon"]["fits_mean"]
     for name in PRUNERS:
         out["pruners"][name]["fits_ratio_wilcoxon"] = out["pruners"][name]["fits_mean"] / w
-    return out
 
 
-LABELS = {"tdsa": "TDSA replay, 8 models", "debian": "Debian text, 11 candidates (real fits)",
+LABELS = {"sim-tpe": "simulated, TPE sampler, 30 trials", "sim-random": "simulated, random sampler, 30 trials",
+"tdsa": "TDSA replay, 8 models", "debian": "Debian text, 11 candidates (real fits)",
           "digits": "digits, 6 model families (real fits)", "lemma": "Dutch lemma k-NN grid, 250 settings (real fits)"}
 
 
@@ -115,6 +181,7 @@ def _one(load: Any) -> str:
 
 def markdown(results: list[dict[str, Any]]) -> str:
     rows = []
+    steps = ", ".join(f"{r['task']}: {r['steps']}" for r in results)
     for res in results:
         for name in PRUNERS:
             p = res["pruners"][name]
@@ -126,10 +193,10 @@ def markdown(results: list[dict[str, Any]]) -> str:
                          f"{_one(p['load'][0])} / {_one(p['load'][1])}"])
     head = ["task", "pruner", "true best's trial pruned", "p (rate <= 0.05)", "fits (mean ± SE)",
             "x Wilcoxon", "best_trial is the true best", "s per study", "load start / end"]
-    steps = results[0]["steps"] if results else 30
     return ("# certa's PairedPruner against Optuna's WilcoxonPruner\n\n"
-            f"GridSampler over the candidates, {steps} shared rows per study (each trial reports them in its own "
-            "shuffled order); `PairedPruner(confidence=0.95)` (delta = 0.05; `family=\"study\"`: delta for the whole "
+            f"GridSampler over the candidates (simulated tasks: TPE or random sampler, 30 trials); shared rows per "
+            f"study ({steps}; replay and real fits: each trial reports them in its own "
+            "shuffled order, simulated: in row order); `PairedPruner(confidence=0.95)` (delta = 0.05; `family=\"study\"`: delta for the whole "
             f"study) against `WilcoxonPruner(p_threshold={P_THRESHOLD})`. p: one-sided binomial p-value of the "
             "pruned-best count against a rate of 0.05 (small = the rate is above delta).\n\n"
             + md_table(head, rows) + "\n\nGenerated by `benchmarks/integrations.py optuna-pruner`.\n")
@@ -142,9 +209,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lemma-seeds", type=int, default=10, help="seeds on the lemma grid (0: skip it; default 10)")
     ap.add_argument("--steps", type=int, default=30, help="shared rows per study (default 30)")
     ap.add_argument("--lemma-n", type=int, default=6000)
-    ap.add_argument("--tasks", default="tdsa,debian,digits,lemma")
+    ap.add_argument("--sim-seeds", type=int, default=100, help="seeds of each simulated task (0: skip; default 100)")
+    ap.add_argument("--tasks", default="tdsa,debian,digits,lemma,sim-tpe,sim-random")
     args = ap.parse_args(argv)
-    seeds = {"tdsa": args.seeds, "debian": args.real_seeds, "digits": args.real_seeds, "lemma": args.lemma_seeds}
+    seeds = {"tdsa": args.seeds, "debian": args.real_seeds, "digits": args.real_seeds, "lemma": args.lemma_seeds,
+             "sim-tpe": args.sim_seeds, "sim-random": args.sim_seeds}
     results = []
     for task in args.tasks.split(","):
         if seeds[task] > 0:
