@@ -64,31 +64,29 @@ class Selection:
         self.payloads: dict[str, Any] = {}
         self.transient: dict[str, Any] = {}
         # built column by column (a dict per row costs seconds at 100,000s of evaluations)
-        columns: dict[str, list] = {k: [] for k in _COLUMNS}
-        extra: dict[str, list] = {}
         names = [c.name for c in candidates]
-        for order, (draw, outcome, _) in enumerate(told):
-            for k, v in zip(_COLUMNS, (order, draw.candidate, names[draw.candidate], draw.kind, draw.index,
-                                       draw.seed, draw.size, outcome.score, outcome.status, outcome.error,
-                                       outcome.attempt, outcome.duration, draw.key)):
-                columns[k].append(v)
+        draws = [d for d, _, _ in told]
+        outs = [o for _, o, _ in told]
+        columns: dict[str, list] = {
+            "order": list(range(len(told))), "candidate": [d.candidate for d in draws],
+            "name": [names[d.candidate] for d in draws], "kind": [d.kind for d in draws],
+            "index": [d.index for d in draws], "seed": [d.seed for d in draws], "size": [d.size for d in draws],
+            "score": [o.score for o in outs], "status": [o.status for o in outs], "error": [o.error for o in outs],
+            "attempts": [o.attempt for o in outs], "duration": [o.duration for o in outs],
+            "key": [d.key for d in draws]}
+        for row, outcome in enumerate(outs):   # the evaluator's details: a column each (None where absent)
             for k, v in outcome.details.items():
-                if k in columns:   # a detail named like a column replaces it, as dict.update did
-                    columns[k][-1] = v
-                    continue
-                col = extra.get(k)
+                col = columns.get(k)
                 if col is None:
-                    col = extra[k] = [None] * order
-                col.append(v)
-            for col in extra.values():
-                if len(col) <= order:
-                    col.append(None)
+                    col = columns[k] = [None] * len(told)
+                col[row] = v
+        for draw, outcome in zip(draws, outs):
             if outcome.payload is not None:
                 self.payloads[draw.key] = outcome.payload
             if outcome.transient is not None:
                 self.transient[draw.key] = outcome.transient
         if told:
-            self.evaluations = pd.DataFrame({**columns, **extra})
+            self.evaluations = pd.DataFrame(columns)
         else:
             self.evaluations = pd.DataFrame(columns=list(_COLUMNS))
 
