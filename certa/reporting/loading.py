@@ -93,27 +93,30 @@ def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[str
     capacity = strategy.max_pending if strategy.max_pending is not None else 1_000_000
     queue: deque[Draw] = deque()
     told: list[tuple[Draw, Outcome, int]] = []
+    ask, tell, find = strategy.ask, strategy.tell, outcomes.get   # looked up once: 100,000s of rounds
     while not strategy.finished:
         while len(queue) < capacity:
-            draw = strategy.ask()
+            draw = ask()
             if draw is None:
                 break
             queue.append(draw)
-        if queue and queue[0].candidate in getattr(strategy, "_dropped", ()):  # answered without evaluating
-            draw = queue.popleft()
-            strategy.tell(draw, Outcome.failure("candidate dropped", status="dropped"))
+        if not queue:
+            break
+        if queue[0].candidate in getattr(strategy, "_dropped", ()):  # the runner answered it without evaluating
+            tell(queue.popleft(), Outcome.failure("candidate dropped", status="dropped"))
             continue
-        found = outcomes.get(queue[0].key) if queue else None
+        found = find(queue[0].key)
         if found is None:
             break
         draw = queue.popleft()
         outcome = found[1]
-        strategy.tell(draw, outcome)
+        tell(draw, outcome)
         told.append((draw, outcome, outcome.attempt))
-        c = draw.candidate
-        streak[c] = 0 if outcome.ok else streak[c] + 1
-        if max_failures is not None and streak[c] >= max_failures and c not in strategy.dropped:
-            strategy.drop(c, f"{streak[c]} evaluations in a row failed; last: {outcome.error}")
+        if max_failures is not None:
+            c = draw.candidate
+            streak[c] = 0 if outcome.ok else streak[c] + 1
+            if streak[c] >= max_failures and c not in strategy.dropped:
+                strategy.drop(c, f"{streak[c]} evaluations in a row failed; last: {outcome.error}")
     return told
 
 
