@@ -297,14 +297,17 @@ def _report(tag: str, label: str) -> list[str]:
     if p.is_file():
         d = json.loads(p.read_text())
         rr = d["real"]
-        rows = [["real run", rr["evaluations"], f"{rr['wall_s']:.1f}", f"{rr['occupancy']:.1%}", rr["best"], ""]]
+        rows = [["real run", rr["evaluations"], rr["spent_ahead"], f"{rr['wall_s']:.1f}", f"{rr['occupancy']:.1%}",
+                 rr["best"], ""]]
         for key, what in (("clock_one_process_times", "clock, one-process fit times"),
                            ("clock_recorded_times", "clock, the run's own recorded times")):
             c = d[key]
-            rows.append([what, c["evaluations"], f"{c['wall_s']:.1f}", f"{c['occupancy']:.1%}", c["best"],
-                         f"{c['ratio_real_to_virtual']:.3f}"])
+            rows.append([what, c["evaluations"], c["spent_ahead"], f"{c['wall_s']:.1f}", f"{c['occupancy']:.1%}",
+                         c["best"], f"{c['ratio_real_to_virtual']:.3f}"])
         parts += [f"## One real run{label}: {d['task']}", "",
-                  md_table(["", "evaluations", "wall s", "occupancy", "choice", "real / clock"], rows, "lrrrlr"), "",
+                  md_table(["", "evaluations", "spent ahead", "wall s", "occupancy", "choice", "real / clock"], rows,
+                           "lrrrrlr"), "",
+                  f"Mean evaluation time in the real run: {rr['evaluation_s'] / rr['evaluations']:.3f} s. "
                   f"Load average before / after the real run: {fmt_load(rr['loadavg_before'])}; "
                   f"{fmt_load(rr['loadavg_after'])}.", ""]
     return parts
