@@ -121,7 +121,7 @@ def test_simulate_with_workers_reports_wall_time_and_keeps_the_decisions():
     assert "workers busy" in str(timed) and plain.wall is None
 
 
-def test_durations_from_a_store_are_the_recorded_times_per_candidate(tmp_path):
+def test_durations_from_a_store_are_the_recorded_times_per_candidate(tmp_path, capsys):
     path = tmp_path / "run.sqlite"
     store = SQLiteStore(path)
     store.bind("fp", {"candidates": ["a", "b"]})
@@ -143,6 +143,9 @@ def test_durations_from_a_store_are_the_recorded_times_per_candidate(tmp_path):
     # the CLI: the same wall time
     assert main(["simulate", "--means", "0,1", "--sds", "1", "--names", "a,b", "--strategy", "equal", "--budget", "4",
                  "--runs", "3", "--workers", "1", "--durations-from", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["wall_min"], out["wall_max"]) == pytest.approx((10.0, 10.0)) and out["occupancy_mean"] == 1.0
+    assert out["durations"].startswith(f"recorded in {path}")
 
 
 def test_cli_prints_the_clock(capsys):
