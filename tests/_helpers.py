@@ -35,10 +35,35 @@ def stored_rows(path) -> int:
         con.close()
 
 
-def write_sql(path, sql: str, params=()) -> None:
-    """Run one statement on the SQLite file ``path`` and commit (to tamper with a store as a user or an attacker could)."""
+def write_sql(path, sql: str, params=(), resign: bool = True) -> None:
+    """Run one statement on the SQLite file ``path`` and commit (to tamper with a store as a user or an attacker could).
+
+    With ``resign`` the rows' checksums (and the run identity's) are computed again afterwards, as
+    an attacker could: the edit then reaches certa's field-by-field checks instead of being set
+    apart as damage (``resign=False``).
+    """
     con = sqlite3.connect(path)
     con.execute(sql, params)
+    con.commit()
+    con.close()
+    if resign:
+        resign_store(path)
+
+
+def resign_store(path) -> None:
+    """Give every row of the store ``path`` (and its run identity) the checksum of what it now holds."""
+    from certa.engine.store_rows import SELECT_CHECKED, checksum, meta_checksum
+
+    con = sqlite3.connect(path)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "evaluations" in tables and "checksum" in {r[1] for r in con.execute("PRAGMA table_info(evaluations)")}:
+        rows = con.execute(f"SELECT seq, {SELECT_CHECKED} FROM evaluations").fetchall()
+        con.executemany("UPDATE evaluations SET checksum=? WHERE seq=?", [(checksum(r[1:]), r[0]) for r in rows])
+    if "meta" in tables:
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        if "checksum" in meta:
+            con.execute("UPDATE meta SET value=? WHERE key='checksum'",
+                        (meta_checksum(meta.get("fingerprint", ""), meta.get("description", "")),))
     con.commit()
     con.close()
 

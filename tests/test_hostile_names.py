@@ -6,6 +6,7 @@ import sqlite3
 
 import numpy as np
 import pytest
+from _helpers import resign_store
 
 from certa import FunctionEvaluator, JKFoldGrid, load, run
 from certa.cli import main
@@ -29,6 +30,7 @@ def hostile_store(tmp_path):
     con.execute("UPDATE evaluations SET status='failed', score=NULL, error=? WHERE seq=1", ("boom\x1b[2J" * 1000,))
     con.commit()
     con.close()
+    resign_store(path)  # as a hostile file would be: its checksums match what it holds
     return str(path)
 
 

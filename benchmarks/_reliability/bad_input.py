@@ -72,6 +72,15 @@ G = {"C": [0.1, 1.0]}
 TEXTS = [f"{w} {w} item{i}" for i in range(30) for w in ("apple banana", "engine wheel")]
 TLAB = np.array([0, 1] * 30)
 TMP = os.environ.get("SWEEP_TMP", "")
+def resign(p):
+    """Give the tampered store's rows (and run identity) matching checksums, as an attacker could."""
+    from certa.engine.store_rows import SELECT_CHECKED, checksum, meta_checksum
+    c = sqlite3.connect(p)
+    rows = c.execute(f"SELECT seq, {SELECT_CHECKED} FROM evaluations").fetchall()
+    c.executemany("UPDATE evaluations SET checksum=? WHERE seq=?", [(checksum(r[1:]), r[0]) for r in rows])
+    m = dict(c.execute("SELECT key, value FROM meta").fetchall())
+    c.execute("UPDATE meta SET value=? WHERE key='checksum'", (meta_checksum(m["fingerprint"], m["description"]),))
+    c.commit(); c.close()
 def J(est=LR, grid=G, **kw):
     kw.setdefault("n_splits", 3); kw.setdefault("n_repeats", 1); kw.setdefault("random_state", 0)
     return JKFoldSearchCV(est, grid, **kw)
@@ -113,8 +122,9 @@ class Case:
     expect: str = "error"  # "error" or "accept"
     names: tuple = ()
     # InvalidParameterError: scikit-learn's, a ValueError; AllEvaluationsFailedError: the engine's error for a run
-    # whose every evaluation failed, naming the first failure (as scikit-learn's "All the N fits failed")
-    types: tuple = ("ValueError", "TypeError", "InvalidParameterError", "AllEvaluationsFailedError")
+    # whose every evaluation failed, naming the first failure (as scikit-learn's "All the N fits failed");
+    # StoreError: a store that cannot be used, a ValueError (and an OSError)
+    types: tuple = ("ValueError", "TypeError", "InvalidParameterError", "AllEvaluationsFailedError", "StoreError")
     cli: list | None = None
     files: dict = field(default_factory=dict)
 
@@ -312,7 +322,7 @@ CASES = [
       "ev = FunctionEvaluator(lambda p, s: {'score': 1.0, 'payload': {'a': np.arange(2)}}); plan = {'x': [1, 2]}\n"
       "run(TopTwoThompson(0.9, max_evals=12), ev, plan, random_state=0, store=p)\n"
       "class Evil:\n    def __reduce__(self):\n        return (open, (marker, 'w'))\n"
-      "c = sqlite3.connect(p); c.execute('UPDATE evaluations SET payload=?', (pickle.dumps(Evil()),)); c.commit(); c.close()\n"
+      "c = sqlite3.connect(p); c.execute('UPDATE evaluations SET payload=?', (pickle.dumps(Evil()),)); c.commit(); c.close(); resign(p)\n"
       "_N['n'] = 0\ntry:\n    run(TopTwoThompson(0.9, max_evals=12), ev, plan, random_state=0, store=p)\nfinally:\n    assert not os.path.exists(marker), 'code ran'", ["pickle", "evil.sqlite"]),
     C("R08", "certa.run", "store with rows but no meta",
       "p = os.path.join(TMP, 'nometa.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
@@ -322,7 +332,7 @@ CASES = [
     C("R09", "certa.run", "store with corrupt JSON in a row",
       "p = os.path.join(TMP, 'badjson.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
       "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
-      "c = sqlite3.connect(p); c.execute(\"UPDATE evaluations SET details='{oops'\"); c.commit(); c.close()\n_N['n'] = 0\n"
+      "c = sqlite3.connect(p); c.execute(\"UPDATE evaluations SET details='{oops'\"); c.commit(); c.close(); resign(p)\n_N['n'] = 0\n"
       "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)", ["badjson.sqlite", "malformed"]),
     C("R10", "certa.run", "old-format store (pickle payloads)",
       "p = os.path.join(TMP, 'old.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
@@ -394,7 +404,7 @@ CASES = [
     C(f"H1{i}", "certa.run", f"store row with {what}",
       "p = os.path.join(TMP, 'rows.sqlite'); ev = FunctionEvaluator(lambda p, s: 1.0)\n"
       "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
-      f"c = sqlite3.connect(p); c.execute({sql!r}, {args}); c.commit(); c.close()\n_N['n'] = 0\n"
+      f"c = sqlite3.connect(p); c.execute({sql!r}, {args}); c.commit(); c.close(); resign(p)\n_N['n'] = 0\n"
       "run(TopTwoThompson(0.9, max_evals=12), ev, {'x': [1, 2]}, random_state=0, store=p)", ["rows.sqlite", "malformed row (seq 2)"])
     for i, (what, sql, args) in enumerate([
         ("seed 'x'", "UPDATE evaluations SET draw=json_set(draw, '$.seed', 'x') WHERE seq=2", "()"),
@@ -436,7 +446,7 @@ CASES = [
        "run(JKFoldGrid(2, 1), FunctionEvaluator(lambda p, s: p['x']), {'x': [0.1, 0.2]}, random_state=0, store=p)\n"
        "c = sqlite3.connect(p); d = _j.loads(c.execute(\"SELECT value FROM meta WHERE key='description'\").fetchone()[0])\n"
        "d['candidates'] = ['C=' + '9' * 10_000_000, 'C=1\\x1b[31m\\x1b]0;owned\\x07']\n"
-       "c.execute(\"UPDATE meta SET value=? WHERE key='description'\", (_j.dumps(d),)); c.commit(); c.close()\n"
+       "c.execute(\"UPDATE meta SET value=? WHERE key='description'\", (_j.dumps(d),)); c.commit(); c.close(); resign(p)\n"
        "for argv in (['show', p], ['show', p, '--json']):\n    out = io.StringIO()\n"
        "    with contextlib.redirect_stdout(out):\n        assert cli(argv) == 0\n"
        "    text = out.getvalue()\n    assert len(text) < 20_000 and '\\x1b' not in text and '\\x07' not in text, len(text)"),

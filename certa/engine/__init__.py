@@ -12,7 +12,7 @@ from .executors import ClusterLostError, DaskExecutor, InlineExecutor, RayExecut
 from .plans import JKFoldPlan, Plan, RandomSplitPlan, SplitsPlan
 from .runner import RunInterrupted, run
 from .selection import Selection
-from .store import MemoryStore, SQLiteStore, Store, remove_store
+from .store import MemoryStore, SQLiteStore, Store, StoreDamageWarning, StoreError, remove_store
 from .strategy import Strategy
 
 __all__ = [
@@ -39,6 +39,8 @@ __all__ = [
            "Selection",
            "SplitsPlan",
            "Store",
+           "StoreDamageWarning",
+           "StoreError",
            "Strategy",
            "as_candidates",
            "candidates_from_grid",

@@ -1,7 +1,6 @@
 """Where finished evaluations live: an append-only store behind one narrow interface."""
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
@@ -10,26 +9,37 @@ import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .draws import DRAW_KINDS, Draw, Outcome
-from .payload import decode_payload, encode_payload
+from .draws import Draw, Outcome
+from .payload import encode_payload
+from .store_errors import (  # noqa: F401 - StoreError and StoreDamageWarning are imported from here too
+    START_OVER,
+    StoreDamageWarning,
+    StoreError,
+    check_store_path,
+    error_code,
+    from_sqlite,
+    path_problem,
+    store_error,
+)
+from .store_reader import check_meta, check_readable, connect, first_mode, read_snapshot, warn_damaged  # noqa: F401
+from .store_rows import (  # noqa: F401 - STATUSES and StoredOutcome are imported from here too
+    SELECT_CHECKED,
+    STATUSES,
+    StoredOutcome,
+    checksum,
+    describe_damaged,
+    meta_checksum,
+    read_rows,
+)
 
 #: Version of the on-disk layout. 1 (no ``format`` row): payloads were pickles; 2: payloads are
-#: ``.npz`` data read without pickle, the fingerprint is kept with its parts.
-STORE_FORMAT = 2
+#: ``.npz`` data read without pickle, the fingerprint is kept with its parts; 3: every row has a
+#: checksum, and the run identity too (a run opening a version 2 store adds them, see ``bind``).
+STORE_FORMAT = 3
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-#: The statuses a recorded attempt can have (``Outcome.status``).
-STATUSES = ("ok", "failed", "timeout")
-
-
-@dataclass
-class StoredOutcome:
-    """A draw and one attempt's outcome, in the order it was recorded."""
-
-    seq: int
-    draw: Draw
-    outcome: Outcome
 
 
 class Store(ABC):
@@ -160,7 +170,6 @@ class MemoryStore(Store):
         with self._lock:
             return list(self._by_key.get(key, []))
 
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS evaluations (
@@ -176,6 +185,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
     details TEXT,
     payload BLOB,
     recorded_at REAL NOT NULL,
+    checksum INTEGER,
     UNIQUE (draw_key, attempt)
 );
 CREATE TABLE IF NOT EXISTS claims (
@@ -187,6 +197,14 @@ CREATE TABLE IF NOT EXISTS claims (
     claimed_at REAL NOT NULL
 );
 """
+#: Rows that failed their checksum, set apart by a run (never used; kept to be looked at).
+_DAMAGED = """
+CREATE TABLE IF NOT EXISTS damaged (
+    seq INTEGER PRIMARY KEY, draw_key, draw, candidate, attempt, status, score, error, duration, details,
+    payload, recorded_at, checksum, found_at REAL NOT NULL
+)"""
+_COLUMNS = ("draw_key, draw, candidate, attempt, status, score, error, duration, details, payload, recorded_at, "
+            "checksum")
 
 
 class SQLiteStore(Store):
@@ -195,8 +213,16 @@ class SQLiteStore(Store):
     A store holds data only: scores, JSON details and payloads as numpy ``.npz`` archives read
     with ``allow_pickle=False`` (see :mod:`certa.engine.payload`); nothing read from it can run
     code. A file that is not a certa store (not SQLite, other tables, an older format whose
-    payloads were pickles, a store without its run fingerprint) is refused with a ``ValueError``
-    naming the file, and left untouched.
+    payloads were pickles, a store without its run fingerprint) is refused with a
+    :class:`~certa.engine.store_errors.StoreError` (a ``ValueError``) naming the file, and left untouched.
+
+    Every row carries a checksum (:mod:`certa.engine.store_rows`), checked when it is read: a row
+    that fails it is named in a :class:`~certa.engine.store_errors.StoreDamageWarning`, moved to
+    the store's ``damaged`` table, and its draw evaluated again. After every recorded
+    evaluation the write-ahead log is folded into the file (a passive checkpoint), so the file
+    itself holds every evaluation but the one being written: a ``-wal`` file cut short from
+    outside loses at most that one. SQLite's own failures (a full disk, a read-only file or
+    directory, a damaged file) become a ``StoreError`` naming the file, what happened and what to do.
 
     Parameters
     ----------
@@ -212,78 +238,145 @@ class SQLiteStore(Store):
         self.path = os.fspath(path)
         if isinstance(self.path, bytes):
             raise TypeError("store must be a str path (or a Store), got a bytes path")
-        _check_store_path(self.path)
+        check_store_path(self.path)
         if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
             with open(self.path, "rb") as fh:
                 head = fh.read(len(_SQLITE_MAGIC))
             if head != _SQLITE_MAGIC:
-                raise ValueError(f"store {self.path!r} is not a certa SQLite store: not an SQLite database file")
+                raise store_error(self.path, "is not a certa SQLite store: not an SQLite database file")
+        self._verify = True  # rows carry checksums (False until a version 2 store is brought to version 3)
+        self._conn = None
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
             tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             user_tables = {t for t in tables if not t.startswith("sqlite_")}
             if user_tables and not {"meta", "evaluations"} <= user_tables:
                 self._conn.close()
-                raise ValueError(f"store {self.path!r} is not a certa store: an SQLite database with tables "
-                                 f"{sorted(user_tables)} but not certa's 'meta' and 'evaluations'")
+                raise store_error(self.path, f"is not a certa store: an SQLite database with tables "
+                                  f"{sorted(user_tables)} but not certa's 'meta' and 'evaluations'")
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            problem = _path_problem(self.path)
+            self._columns = {r[1] for r in self._conn.execute("PRAGMA table_info(evaluations)")}
+        except sqlite3.Error as exc:
+            if self._conn is not None:
+                self._conn.close()
+            problem = path_problem(self.path)
             if problem:
-                raise ValueError(f"store {self.path!r} cannot be used: {problem}") from exc
-            raise ValueError(f"store {self.path!r} is not a certa SQLite store: {exc}") from exc
+                raise store_error(self.path, f"cannot be used: {problem}") from exc
+            raise from_sqlite(self.path, exc, "open it") from exc
+
+    @contextmanager
+    def _sql(self, doing: str):
+        """Run SQL that is ``doing`` something; SQLite's failures become a StoreError saying what and why."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise from_sqlite(self.path, exc, doing, self._kept()) from exc
+
+    def _kept(self) -> int | None:
+        try:
+            return int(self._conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0])
+        except sqlite3.Error:
+            return None
 
     def _meta(self) -> dict[str, str]:
-        try:
+        with self._sql("read its meta table"):
             return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"store {self.path!r} is damaged: its meta table cannot be read ({exc})") from exc
 
     def bind(self, fingerprint: str, description: dict) -> None:
         meta = self._meta()
         if "fingerprint" not in meta:
-            n_rows = self._conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+            with self._sql("count its evaluations"):
+                n_rows = self._conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
             meta = self._meta()  # another process may have bound it meanwhile (meta is written before any row)
         if "fingerprint" not in meta:
             if n_rows or meta:
-                raise ValueError(f"store {self.path!r} has {n_rows} evaluation(s) but no run fingerprint, so "
-                                 "which run wrote them cannot be checked; it is not adopted: use a new file")
-            with self._conn:
+                raise store_error(self.path, f"has {n_rows} evaluation(s) but no run fingerprint, so which run "
+                                  "wrote them cannot be checked; it is not adopted", "use a new file")
+            text = json.dumps(description, default=repr, sort_keys=True)
+            with self._sql("write its run description"), self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
                 if self._conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0:
                     self._conn.executemany("INSERT INTO meta VALUES (?, ?)", [
-                        ("format", str(STORE_FORMAT)), ("fingerprint", fingerprint),
-                        ("description", json.dumps(description, default=repr, sort_keys=True)),
-                        ("created_at", repr(time.time()))])
+                        ("format", str(STORE_FORMAT)), ("fingerprint", fingerprint), ("description", text),
+                        ("checksum", meta_checksum(fingerprint, text)), ("created_at", repr(time.time()))])
             meta = self._meta()
         fmt = meta.get("format")
+        if fmt == "2":  # rows without checksums: add them (the rows are trusted as they are)
+            self._upgrade()
+            meta = self._meta()
+            fmt = meta.get("format")
         if fmt != str(STORE_FORMAT):
             why = ("it was written by an older certa that kept payloads as pickles, which can run code "
                    "when read; certa no longer reads pickles from a store" if fmt is None
-                   else f"its format version is {fmt}, this certa reads version {STORE_FORMAT}")
-            raise ValueError(f"store {self.path!r} cannot be resumed: {why}. Use a new file")
+                   else f"its format version is {fmt}, this certa reads versions 2 and {STORE_FORMAT}")
+            raise store_error(self.path, f"cannot be resumed: {why}", "Use a new file")
+        check_meta(self.path, meta)
         if meta["fingerprint"] != fingerprint:
             try:
                 stored = json.loads(meta.get("description", "{}"))
             except json.JSONDecodeError:
                 stored = {}
-            raise ValueError(f"store {self.path!r} belongs to a different run: {_differences(stored, description)}; "
-                             + START_OVER)
+            raise store_error(self.path, f"belongs to a different run: {_differences(stored, description)}; "
+                              + START_OVER)
+
+    def _upgrade(self) -> None:
+        """Bring a version 2 store to version 3: a checksum for every row and for the run identity."""
+        with self._sql("add checksums to its rows (format 2 to 3)"), self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("format") != "2":  # another process did it meanwhile
+                return
+            if "checksum" not in {r[1] for r in self._conn.execute("PRAGMA table_info(evaluations)")}:
+                self._conn.execute("ALTER TABLE evaluations ADD COLUMN checksum INTEGER")
+            rows = self._conn.execute(f"SELECT seq, {SELECT_CHECKED} FROM evaluations").fetchall()
+            self._conn.executemany("UPDATE evaluations SET checksum=? WHERE seq=?",
+                                   [(checksum(r[1:]), r[0]) for r in rows])
+            self._conn.execute("UPDATE meta SET value=? WHERE key='format'", (str(STORE_FORMAT),))
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('checksum', ?)",
+                               (meta_checksum(meta.get("fingerprint", ""), meta.get("description", "")),))
+        self._columns.add("checksum")
 
     def record(self, draw: Draw, outcome: Outcome) -> None:
+        """Insert one attempt with its checksum, then fold the write-ahead log into the file."""
         score = None if outcome.score is None or (isinstance(outcome.score, float) and math.isnan(outcome.score)) \
             else float(outcome.score)
         payload = None if outcome.payload is None else encode_payload(outcome.payload)
-        self._conn.execute(
-            "INSERT INTO evaluations (draw_key, draw, candidate, attempt, status, score, error, duration,"
-            " details, payload, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (draw.key, draw.to_json(), draw.candidate, outcome.attempt, outcome.status, score,
-             outcome.error, outcome.duration, json.dumps(outcome.details, default=float),
-             payload, time.time()))
+        values = (draw.key, draw.to_json(), int(draw.candidate), int(outcome.attempt), str(outcome.status), score,
+                  None if outcome.error is None else str(outcome.error),
+                  None if outcome.duration is None else float(outcome.duration),
+                  json.dumps(outcome.details, default=float), payload, time.time())
+        with self._sql(f"record an evaluation (draw {draw.key})"):
+            self._conn.execute(f"INSERT INTO evaluations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                               values + (checksum(values),))
+        self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the store file (SQLite's passive checkpoint: it never waits).
+
+        Run after every recorded evaluation, so that a ``-wal`` file cut short or deleted from
+        outside loses at most the evaluation being written; a log that is found cut short
+        stops the run with a StoreError (what the file holds is kept).
+        """
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as exc:
+            if error_code(exc) == "SQLITE_IOERR_SHORT_READ":
+                raise store_error(
+                    self.path, f"lost its last evaluation: its write-ahead log ({self.path}-wal) was cut short "
+                    f"from outside certa while the evaluation was being written (SQLite: {exc})",
+                    "the evaluations recorded before it are kept in the file: run the same call again to "
+                    "resume (the lost one runs again); do not truncate or delete a store's -wal file while a "
+                    "run is writing it") from exc
+            raise from_sqlite(self.path, exc, "fold its write-ahead log into the file (checkpoint)",
+                              self._kept()) from exc
 
     def claim(self, key: str, owner: Owner) -> bool:
+        with self._sql(f"claim draw {key}"):
+            return self._claim(key, owner)
+
+    def _claim(self, key: str, owner: Owner) -> bool:
         # one autocommit statement in the common case (the draw is free); a dead holder's claim
         # is taken over by compare-and-swap on its token, so two takers cannot both win
         row = (key, owner.token, owner.host, owner.pid, owner.start, time.time())
@@ -292,7 +385,7 @@ class SQLiteStore(Store):
             return True
         held = self._conn.execute("SELECT token, host, pid, start FROM claims WHERE draw_key=?", (key,)).fetchone()
         if held is None:  # released meanwhile
-            return self.claim(key, owner)
+            return self._claim(key, owner)
         if held[0] == owner.token:
             return True
         if Owner(held[1], held[2], held[3], held[0]).alive():
@@ -301,10 +394,17 @@ class SQLiteStore(Store):
                                   "WHERE draw_key=? AND token=?", row[1:] + (key, held[0])).rowcount == 1
 
     def release(self, key: str, owner: Owner) -> None:
-        self._conn.execute("DELETE FROM claims WHERE draw_key=? AND token=?", (key, owner.token))
+        with self._sql(f"release draw {key}"):
+            self._conn.execute("DELETE FROM claims WHERE draw_key=? AND token=?", (key, owner.token))
 
     def release_all(self, owner: Owner) -> None:
-        self._conn.execute("DELETE FROM claims WHERE token=?", (owner.token,))
+        """Give up every claim of ``owner``; best effort (a run ending on a full disk cannot write even
+        this, and the error that ended it is the one to report): claims left behind are taken over
+        once their process has ended."""
+        try:
+            self._conn.execute("DELETE FROM claims WHERE token=?", (owner.token,))
+        except sqlite3.Error:
+            pass
 
     def attempts(self, key: str) -> list[Outcome]:
         return [r.outcome for r in self._select("WHERE draw_key=?", (key,))]
@@ -313,53 +413,60 @@ class SQLiteStore(Store):
         return self._select("", ())
 
     def _select(self, where: str, args: tuple) -> list[StoredOutcome]:
-        try:
-            rows = self._conn.execute(
-                "SELECT seq, draw, attempt, status, score, error, duration, details, payload "
-                f"FROM evaluations {where} ORDER BY seq", args).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"store {self.path!r} is damaged: its evaluations cannot be read ({exc})") from exc
-        return [_parse_row(self.path, row) for row in rows]
+        crc = "checksum" if "checksum" in self._columns else "NULL"
+        with self._sql("read its evaluations"):
+            raw = self._conn.execute(f"SELECT seq, {SELECT_CHECKED}, {crc} FROM evaluations {where} ORDER BY seq",
+                                     args).fetchall()
+        rows, damaged, _ = read_rows(self.path, raw, self._verify and crc == "checksum")
+        if damaged:
+            self._set_apart(damaged)
+        return rows
+
+    def _set_apart(self, damaged: list[tuple]) -> None:
+        """Move rows that failed their checksum to the ``damaged`` table (a reader only warns)."""
+        moved = not self._read_only
+        if moved:
+            with self._sql("set its damaged rows apart"), self._conn:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._conn.execute(_DAMAGED)
+                for raw in damaged:
+                    self._conn.execute(f"INSERT OR IGNORE INTO damaged (seq, {_COLUMNS}, found_at) "
+                                       f"SELECT seq, {_COLUMNS}, ? FROM evaluations WHERE seq=?",
+                                       (time.time(), raw[0]))
+                    self._conn.execute("DELETE FROM evaluations WHERE seq=?", (raw[0],))
+        warn_damaged(self.path, [describe_damaged(r) for r in damaged], moved=moved)
+
+    _read_only = False
 
     @classmethod
     def open_read_only(cls, path: str | os.PathLike) -> SQLiteStore:
         """Open an existing store for reading only, e.g. while its run goes on in another process.
 
-        Nothing is written (no schema, no journal change), so a running writer is not disturbed.
+        Nothing is written, to the store or its directory (see :mod:`certa.engine.store_reader`):
+        it works on a read-only file, directory or file system, and beside a writing run. Rows
+        that fail their checksum are left out with a warning. :func:`read_snapshot` reads
+        everything at one moment (what ``certa.load`` uses).
         """
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"store must be a file path, got {type(path).__name__}")
-        path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise ValueError(f"store {path!r} does not exist (expected a certa SQLite file)")
+        path = check_readable(path)
         self = cls.__new__(cls)
-        self.path = path
+        self.path, self._read_only = path, True
         try:
-            # read-write when the file allows it, though nothing is written: a reader that is the
-            # last connection to close then checkpoints and removes the -wal and -shm files a
-            # read-only connection would leave beside the store
-            try:
-                self._conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=rw", uri=True, isolation_level=None,
-                                             timeout=30)
-                self._conn.execute("SELECT name FROM sqlite_master").fetchall()
-            except sqlite3.OperationalError:
-                self._conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=ro", uri=True, isolation_level=None,
-                                             timeout=30)
-            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"store {path!r} is not a certa SQLite store: {exc}") from exc
-        if not {"meta", "evaluations"} <= tables:
-            self._conn.close()
-            raise ValueError(f"store {path!r} is not a certa SQLite store (no meta and evaluations tables)")
+            self._conn = connect(path, first_mode(path))
+            self._columns = {r[1] for r in self._conn.execute("PRAGMA table_info(evaluations)")}
+            fmt = dict(self._conn.execute("SELECT key, value FROM meta").fetchall()).get("format", "")
+        except sqlite3.Error as exc:
+            raise from_sqlite(path, exc, "read it") from exc
+        self._verify = fmt not in ("", "2")
         return self
 
     def meta(self) -> dict[str, str]:
         """The ``meta`` table: fingerprint, description (JSON), created_at, ..."""
-        return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        return self._meta()
 
     def recorded_at(self) -> dict[int, float]:
         """Wall-clock time (seconds since the epoch) each attempt was recorded, by ``seq``."""
-        return dict(self._conn.execute("SELECT seq, recorded_at FROM evaluations").fetchall())
+        with self._sql("read its evaluations"):
+            return dict(self._conn.execute("SELECT seq, recorded_at FROM evaluations").fetchall())
 
     def close(self) -> None:
         """Close the connection; the last one to close folds the write-ahead log into the file.
@@ -369,119 +476,6 @@ class SQLiteStore(Store):
         open in another process keeps them: the run is not finished.
         """
         self._conn.close()
-
-
-def _uri_path(path: str) -> str:
-    from urllib.parse import quote
-
-    return quote(os.path.abspath(path))
-
-
-def _check_store_path(path: str) -> None:
-    """Refuse a path that would keep nothing, or that cannot become a file, saying why."""
-    if path.strip() == "" or path == ":memory:" or path.startswith("file:"):
-        raise ValueError(f"store must be the path of a file that keeps the run (e.g. 'run.sqlite'), got {path!r}: "
-                         "SQLite would make a private temporary database and nothing would be kept; "
-                         "give store=None for no store")
-    if os.path.isdir(path):
-        raise ValueError(f"store path {path!r} is a directory, expected a file")
-    problem = _path_problem(path)
-    if problem:
-        raise ValueError(f"store {path!r} cannot be used: {problem}")
-
-
-def _path_problem(path: str) -> str | None:
-    """What stops ``path`` from being opened as a writable store, in words, or None."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.exists(folder):
-        return f"its directory {folder!r} does not exist (create it first)"
-    if not os.path.isdir(folder):
-        return f"{folder!r} is not a directory"
-    if os.path.exists(path):
-        try:
-            fd = os.open(path, os.O_RDWR)
-        except OSError as exc:
-            return f"the file cannot be opened for writing ({_why(exc)}); certa records every evaluation in its " \
-                   "store: copy it to a writable place, or read it with certa.load / certa show"
-        os.close(fd)
-        return None
-    try:  # create and remove a probe: os.access says yes to root on a read-only filesystem
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:  # created meanwhile by another process: SQLite will open it
-        return None
-    except OSError as exc:
-        return f"the file cannot be created in {folder!r} ({_why(exc)})"
-    os.close(fd)
-    os.unlink(path)
-    return None
-
-
-def _why(exc: OSError) -> str:
-    if exc.errno == errno.EROFS:
-        return "read-only filesystem"
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied"
-    return exc.strerror or str(exc)
-
-
-def _parse_row(path: str, row: tuple) -> StoredOutcome:
-    """One ``evaluations`` row as a StoredOutcome, every field checked: a malformed row names file and row."""
-    seq, draw, attempt, status, score, error, duration, details, payload = row
-
-    def bad(why: str) -> ValueError:
-        return ValueError(f"store {path!r} has a malformed row (seq {seq}): {why}")
-
-    try:
-        d = json.loads(draw) if isinstance(draw, str) else None
-        det = json.loads(details) if details else {}
-    except RecursionError:
-        raise bad("its JSON is nested too deeply to read") from None
-    except (ValueError, TypeError) as exc:
-        raise bad(f"invalid JSON ({exc})") from None
-    if not isinstance(d, dict):
-        raise bad("its draw is not a JSON object")
-    if not isinstance(det, dict):
-        raise bad("details are not a JSON object")
-    if set(d) != {"candidate", "kind", "index", "seed", "size"}:
-        raise bad(f"its draw has the keys {sorted(d)}, expected candidate, index, kind, seed, size")
-
-    def is_int(v: object) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    if not is_int(d["candidate"]) or d["candidate"] < 0:
-        raise bad(f"draw candidate must be a non-negative int, got {d['candidate']!r}")
-    if d["kind"] not in DRAW_KINDS:
-        raise bad(f"draw kind must be one of {DRAW_KINDS}, got {d['kind']!r}")
-    if not isinstance(d["index"], list) or not all(is_int(i) and i >= 0 for i in d["index"]):
-        raise bad(f"draw index must be a list of non-negative ints, got {d['index']!r}")
-    if not is_int(d["seed"]) or not 0 <= d["seed"] < 2**32:
-        raise bad(f"draw seed must be an int in [0, 2**32), got {d['seed']!r}")
-    if d["size"] is not None and (not is_int(d["size"]) or d["size"] < 1):
-        raise bad(f"draw size must be None or a positive int, got {d['size']!r}")
-    if not is_int(attempt) or attempt < 1:
-        raise bad(f"attempt must be a positive int, got {attempt!r}")
-    if status not in STATUSES:
-        raise bad(f"status must be one of {STATUSES}, got {status!r}")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-        raise bad(f"score must be a number or NULL, got {score!r}")
-    if status == "ok" and (score is None or not math.isfinite(score)):
-        raise bad(f"an 'ok' attempt must have a finite score, got {score!r}")
-    if error is not None and not isinstance(error, str):
-        raise bad(f"error must be text or NULL, got {error!r}")
-    if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))):
-        raise bad(f"duration must be a number or NULL, got {duration!r}")
-    if payload is not None and not isinstance(payload, bytes):
-        raise bad(f"payload must be a blob or NULL, got {type(payload).__name__}")
-    try:
-        outcome = Outcome(score=math.nan if score is None else float(score), status=status, error=error,
-                          duration=float(duration or 0.0), attempt=attempt, details=det,
-                          payload=None if payload is None else decode_payload(payload))
-        the_draw = Draw(d["candidate"], d["kind"], tuple(d["index"]), d["seed"], d["size"])
-    except RecursionError:
-        raise bad("its payload is nested too deeply to read") from None
-    except (ValueError, TypeError, KeyError) as exc:
-        raise bad(str(exc)) from None
-    return StoredOutcome(seq, the_draw, outcome)
 
 
 _PART_NAMES = {"strategy": "strategy", "candidates": "candidates", "seed": "seed", "data": "data",
@@ -537,10 +531,6 @@ def _differences(stored: dict, current: dict) -> str:
     return ("its " + ", ".join(_PART_NAMES.get(k, k) for k in diff) + (" differ" if len(diff) > 1 else " differs")
             + " from this run's" + (f" ({'; '.join(shown)})" if shown else ""))
 
-
-#: What a refused store's error suggests: how to start over on the same path.
-START_OVER = ("use a new file, the original settings, or start over on this path: certa.remove_store(path) "
-              "in Python, --overwrite with certa select")
 
 
 def remove_store(path: str | os.PathLike) -> bool:

@@ -14,7 +14,7 @@ import pandas as pd
 from ..engine.candidates import Candidate
 from ..engine.draws import Draw, Outcome
 from ..engine.selection import Selection, note_dropped
-from ..engine.store import SQLiteStore
+from ..engine.store import read_snapshot
 from ..engine.strategy import Strategy
 
 #: The method a strategy (and evaluator) stands for.
@@ -171,13 +171,8 @@ def load(store: str | os.PathLike) -> Selection:
     >>> sel.best_params, sel.finished, list(sel.evaluations["param_x"])
     ({'x': 2}, True, [1, 2, 1, 2])
     """
-    reader = SQLiteStore.open_read_only(store)
-    try:
-        meta = reader.meta()
-        rows = reader.load()
-        stamps = reader.recorded_at()
-    finally:
-        reader.close()
+    snapshot = read_snapshot(store)  # read-only: nothing is written to the store or its directory
+    meta, rows, stamps = snapshot.meta, snapshot.rows, snapshot.recorded_at
     if "description" not in meta:
         raise ValueError(f"store {os.fspath(store)!r} holds no run yet (no description in its meta table)")
     try:
