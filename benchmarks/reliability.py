@@ -6,7 +6,8 @@ Subcommands (``python benchmarks/reliability.py COMMAND --help`` lists a command
 * ``bad-input``: >= 100 kinds of bad (and valid edge-case) input across the fronts and the CLI ->
   ``results/bad_input_sweep.*``;
 * ``executor-startup``: start-up cost of each executor -> ``results/executor_startup.*``;
-* ``viewers``: ``certa show`` / ``certa report`` on stores of 1,000 to 100,000 candidates -> ``results/viewers.*``.
+* ``viewers``: ``certa show`` / ``certa report`` on stores of 1,000 to 100,000 candidates -> ``results/viewers.*``;
+* ``store-overhead``: what per-row checksums and a checkpoint per write cost -> ``results/store_overhead.*``.
 
 ``--results DIR`` (before the command) writes in ``DIR`` instead of ``benchmarks/results``.
 """
@@ -20,6 +21,7 @@ COMMANDS = {
     "bad-input": ("_reliability.bad_input", "the bad-input sweep across fronts and the CLI"),
     "executor-startup": ("_reliability.executor_startup", "start-up cost of each executor"),
     "viewers": ("_reliability.viewers", "certa show / certa report on stores of many candidates"),
+    "store-overhead": ("_reliability.store_overhead", "cost of the store's checksums and checkpoints"),
 }
 
 if __name__ == "__main__":

@@ -73,6 +73,7 @@ class Store(ABC):
 
     def release_all(self, owner: Owner) -> None:
         """Give up every claim of ``owner`` (at the end of its run)."""
+        owner.retire()
 
     def attempts(self, key: str) -> list[Outcome]:
         """The recorded attempts of draw ``key``, in recording order."""
@@ -112,14 +113,34 @@ class Owner:
 
     @classmethod
     def current(cls) -> Owner:
+        """A new owner for a run in this process (live until its store's ``release_all``)."""
         import uuid
 
         pid = os.getpid()
-        return cls(socket.gethostname(), pid, _process_start(pid), uuid.uuid4().hex)
+        owner = cls(socket.gethostname(), pid, _process_start(pid), uuid.uuid4().hex)
+        _LIVE_TOKENS.add(owner.token)
+        return owner
 
     def alive(self) -> bool:
-        """Whether the owning process still runs (other hosts: assumed alive, see docs/design.md)."""
-        return self.host != socket.gethostname() or _pid_alive(self.pid, self.start)
+        """Whether the owning run still runs (other hosts: assumed alive, see docs/design.md).
+
+        A run of this process is alive until its store's ``release_all``: the claims of a run that
+        ended without releasing them (its store could not be written any more) are taken over by
+        the next run in the same process, instead of waited for.
+        """
+        if self.host != socket.gethostname():
+            return True
+        if self.pid == os.getpid():
+            return self.token in _LIVE_TOKENS
+        return _pid_alive(self.pid, self.start)
+
+    def retire(self) -> None:
+        """The run has ended: its claims are no longer held by a live run."""
+        _LIVE_TOKENS.discard(self.token)
+
+
+#: Tokens of the runs of this process that have not ended.
+_LIVE_TOKENS: set[str] = set()
 
 
 class MemoryStore(Store):
@@ -165,6 +186,7 @@ class MemoryStore(Store):
         with self._lock:
             for key in [k for k, o in self._claims.items() if o == owner]:
                 del self._claims[key]
+        owner.retire()
 
     def attempts(self, key: str) -> list[Outcome]:
         with self._lock:
@@ -205,6 +227,8 @@ CREATE TABLE IF NOT EXISTS damaged (
 )"""
 _COLUMNS = ("draw_key, draw, candidate, attempt, status, score, error, duration, details, payload, recorded_at, "
             "checksum")
+_LOG_ADVICE = ("the evaluations recorded before are kept in the file: run the same call again to resume (what was "
+               "lost runs again); do not truncate or delete a store's -wal file while a run is writing it")
 
 
 class SQLiteStore(Store):
@@ -246,6 +270,8 @@ class SQLiteStore(Store):
                 raise store_error(self.path, "is not a certa SQLite store: not an SQLite database file")
         self._verify = True  # rows carry checksums (False until a version 2 store is brought to version 3)
         self._conn = None
+        self._broken = ""   # why nothing more may be written (a log cut short), once found
+        self._log_floor = 0  # bytes the -wal file must keep: the frames not yet in the file
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
             tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -256,6 +282,7 @@ class SQLiteStore(Store):
                                   f"{sorted(user_tables)} but not certa's 'meta' and 'evaluations'")
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._page_size = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
             self._conn.executescript(_SCHEMA)
             self._columns = {r[1] for r in self._conn.execute("PRAGMA table_info(evaluations)")}
         except sqlite3.Error as exc:
@@ -295,7 +322,7 @@ class SQLiteStore(Store):
                 raise store_error(self.path, f"has {n_rows} evaluation(s) but no run fingerprint, so which run "
                                   "wrote them cannot be checked; it is not adopted", "use a new file")
             text = json.dumps(description, default=repr, sort_keys=True)
-            with self._sql("write its run description"), self._conn:
+            with self._writing("write its run description"), self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
                 if self._conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0:
                     self._conn.executemany("INSERT INTO meta VALUES (?, ?)", [
@@ -323,7 +350,7 @@ class SQLiteStore(Store):
 
     def _upgrade(self) -> None:
         """Bring a version 2 store to version 3: a checksum for every row and for the run identity."""
-        with self._sql("add checksums to its rows (format 2 to 3)"), self._conn:
+        with self._writing("add checksums to its rows (format 2 to 3)"), self._conn:
             self._conn.execute("BEGIN IMMEDIATE")
             meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
             if meta.get("format") != "2":  # another process did it meanwhile
@@ -347,33 +374,54 @@ class SQLiteStore(Store):
                   None if outcome.error is None else str(outcome.error),
                   None if outcome.duration is None else float(outcome.duration),
                   json.dumps(outcome.details, default=float), payload, time.time())
-        with self._sql(f"record an evaluation (draw {draw.key})"):
+        with self._writing(f"record an evaluation (draw {draw.key})"):
             self._conn.execute(f"INSERT INTO evaluations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                                values + (checksum(values),))
+
+    @contextmanager
+    def _writing(self, doing: str):
+        """Write (the body), then checkpoint; refuse to write on a log found cut short.
+
+        SQLite appends to its log after the last frame it wrote: on a log cut short from outside,
+        that leaves a hole whose zeros the next checkpoint would copy into the file. So before
+        writing, the log must still hold every frame not yet in the file (``_log_floor`` bytes).
+        """
+        if self._broken:
+            raise store_error(self.path, f"could not {doing}: {self._broken}", _LOG_ADVICE)
+        try:
+            size = os.path.getsize(self.path + "-wal")
+        except OSError:
+            size = None  # deleted: SQLite goes on with the file it has open, and checkpoints from it
+        if size is not None and size < self._log_floor:
+            self._broken = (f"its write-ahead log ({self.path}-wal) was cut short from outside certa "
+                            f"({size} bytes, {self._log_floor} expected)")
+            raise store_error(self.path, f"could not {doing}: {self._broken}", _LOG_ADVICE)
+        with self._sql(doing):
+            yield
         self.checkpoint()
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the store file (SQLite's passive checkpoint: it never waits).
 
-        Run after every recorded evaluation, so that a ``-wal`` file cut short or deleted from
-        outside loses at most the evaluation being written; a log that is found cut short
-        stops the run with a StoreError (what the file holds is kept).
+        Run after every write (a recorded evaluation, a claim), so that the file itself holds
+        everything but the write in progress: a ``-wal`` file cut short or deleted from outside
+        loses at most that one. A log found cut short stops the run with a StoreError, and
+        nothing more is written through it (what the file holds is kept).
         """
         try:
-            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            _busy, log, done = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error as exc:
             if error_code(exc) == "SQLITE_IOERR_SHORT_READ":
-                raise store_error(
-                    self.path, f"lost its last evaluation: its write-ahead log ({self.path}-wal) was cut short "
-                    f"from outside certa while the evaluation was being written (SQLite: {exc})",
-                    "the evaluations recorded before it are kept in the file: run the same call again to "
-                    "resume (the lost one runs again); do not truncate or delete a store's -wal file while a "
-                    "run is writing it") from exc
+                self._broken = (f"its write-ahead log ({self.path}-wal) was cut short from outside certa while "
+                                f"an evaluation was being written (SQLite: {exc})")
+                raise store_error(self.path, f"lost its last write: {self._broken}", _LOG_ADVICE) from exc
             raise from_sqlite(self.path, exc, "fold its write-ahead log into the file (checkpoint)",
                               self._kept()) from exc
+        # frames a reader keeps from the file must stay in the log: its size may not fall below them
+        self._log_floor = 32 + log * (24 + self._page_size) if log > done >= 0 else 0
 
     def claim(self, key: str, owner: Owner) -> bool:
-        with self._sql(f"claim draw {key}"):
+        with self._writing(f"claim draw {key}"):
             return self._claim(key, owner)
 
     def _claim(self, key: str, owner: Owner) -> bool:
@@ -394,16 +442,18 @@ class SQLiteStore(Store):
                                   "WHERE draw_key=? AND token=?", row[1:] + (key, held[0])).rowcount == 1
 
     def release(self, key: str, owner: Owner) -> None:
-        with self._sql(f"release draw {key}"):
+        with self._writing(f"release draw {key}"):
             self._conn.execute("DELETE FROM claims WHERE draw_key=? AND token=?", (key, owner.token))
 
     def release_all(self, owner: Owner) -> None:
-        """Give up every claim of ``owner``; best effort (a run ending on a full disk cannot write even
-        this, and the error that ended it is the one to report): claims left behind are taken over
-        once their process has ended."""
+        """Give up every claim of ``owner``; best effort (a run ending on a full disk or a damaged log
+        cannot write even this, and the error that ended it is the one to report): claims left
+        behind are taken over once their process has ended."""
+        owner.retire()
         try:
-            self._conn.execute("DELETE FROM claims WHERE token=?", (owner.token,))
-        except sqlite3.Error:
+            with self._writing("release its claims"):
+                self._conn.execute("DELETE FROM claims WHERE token=?", (owner.token,))
+        except StoreError:
             pass
 
     def attempts(self, key: str) -> list[Outcome]:
@@ -426,7 +476,7 @@ class SQLiteStore(Store):
         """Move rows that failed their checksum to the ``damaged`` table (a reader only warns)."""
         moved = not self._read_only
         if moved:
-            with self._sql("set its damaged rows apart"), self._conn:
+            with self._writing("set its damaged rows apart"), self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._conn.execute(_DAMAGED)
                 for raw in damaged:
@@ -437,6 +487,8 @@ class SQLiteStore(Store):
         warn_damaged(self.path, [describe_damaged(r) for r in damaged], moved=moved)
 
     _read_only = False
+    _broken = ""
+    _log_floor = 0
 
     @classmethod
     def open_read_only(cls, path: str | os.PathLike) -> SQLiteStore:
