@@ -93,7 +93,7 @@ FULL_DISK = textwrap.dedent("""
     from certa import FunctionEvaluator, JKFoldGrid, StoreError, run
     folder = sys.argv[1]; path = os.path.join(folder, "s.sqlite"); filler = os.path.join(folder, "filler")
     with open(filler, "wb") as fh:
-        fh.write(b"x" * 600_000)
+        fh.write(b"x" * 1_500_000)
     def fn(p, seed):
         log.append(seed)
         rng = np.random.default_rng(seed)
@@ -119,7 +119,7 @@ FULL_DISK = textwrap.dedent("""
 def test_a_really_full_disk_mid_run(tmp_path):
     folder = shared_dir()
     try:
-        out = run_script(FULL_DISK, str(folder), tmpfs=(str(folder), "1m"))
+        out = run_script(FULL_DISK, str(folder), tmpfs=(str(folder), "2m"))
     finally:
         remove(folder)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -448,16 +448,21 @@ def test_a_damaged_run_description_is_refused(tmp_path):
 # ---------------------------------------------------------------- item 4: the -wal file cut short
 @pytest.mark.parametrize("size", [0, 10_000])
 def test_a_wal_file_cut_short_mid_run_loses_nothing(tmp_path, size):
+    from _gate import wait_until
+
     path = tmp_path / "s.sqlite"
+    store = SQLiteStore(path)
     calls = {"n": 0}
 
     def fn(params, seed):
         calls["n"] += 1
-        if calls["n"] == 25:  # between two recorded evaluations, as a user or a tool could
+        if calls["n"] == 25:  # as a user or a tool could, once the last writes reached the file
+            wait_until(lambda: store._log_floor == 0, "the checkpoint of the writes so far")
             os.truncate(f"{path}-wal", min(size, os.path.getsize(f"{path}-wal")))
         return noisy(params, seed)
 
-    sel = grid_run(path, fn)
+    sel = grid_run(store, fn)
+    store.close()
     assert sorted(os.listdir(tmp_path)) == ["s.sqlite"]
     loaded = load(path)
     assert loaded.finished and loaded.n_evaluations == 40 and loaded.best_params == sel.best_params
@@ -471,6 +476,7 @@ def test_a_wal_file_cut_short_during_a_write_loses_only_that_evaluation(tmp_path
 
     class CutShort(SQLiteStore):
         n, cut = 0, False
+        checkpoint_interval = 0  # a checkpoint after every write: the cut falls between commit and checkpoint
 
         def record(self, draw, outcome):
             CutShort.n += 1
@@ -484,7 +490,7 @@ def test_a_wal_file_cut_short_during_a_write_loses_only_that_evaluation(tmp_path
             super().checkpoint()
 
     store = CutShort(path)
-    with pytest.raises(StoreError, match=r"s\.sqlite' lost its last write: its write-ahead log .*cut short"):
+    with pytest.raises(StoreError, match=r"s\.sqlite' lost its last writes: its write-ahead log .*cut short"):
         grid_run(store)
     store.close()
     kept = rows_of(path)

@@ -6,7 +6,9 @@ draw's seed, and an optional 1,000-number payload), so the time is the engine's 
 Each variant runs the same call on a fresh store file:
 
 * ``checks``: this certa (a CRC-32 per row written and checked on read; a passive WAL
-  checkpoint after every write: each claim and each recorded evaluation);
+  checkpoint at most every ``SQLiteStore.checkpoint_interval`` = 0.25 s, by a timer when writes wait);
+* ``checks, checkpoint after every write``: the same with a checkpoint after each claim and each
+  recorded evaluation (``checkpoint_interval = 0``);
 * ``no checkpoint``: the same without the checkpoints (SQLite's own, every 1,000 pages);
 * ``no checkpoint, no checksum``: neither (what certa did before: the anchor of the ratios).
 
@@ -45,7 +47,10 @@ def with_payload(params, seed):
 @contextmanager
 def variant(name: str):
     """Switch the checkpoint and the checksum off as ``name`` says (restored afterwards)."""
-    saved = (SQLiteStore.checkpoint, store_mod.checksum, reader_mod.read_rows, store_mod.read_rows)
+    saved = (SQLiteStore.checkpoint, store_mod.checksum, reader_mod.read_rows, store_mod.read_rows,
+             SQLiteStore.checkpoint_interval)
+    if "every write" in name:
+        SQLiteStore.checkpoint_interval = 0
     if "no checkpoint" in name:
         SQLiteStore.checkpoint = lambda self: None
     if "no checksum" in name:
@@ -58,10 +63,11 @@ def variant(name: str):
     try:
         yield
     finally:
-        SQLiteStore.checkpoint, store_mod.checksum, reader_mod.read_rows, store_mod.read_rows = saved
+        (SQLiteStore.checkpoint, store_mod.checksum, reader_mod.read_rows, store_mod.read_rows,
+         SQLiteStore.checkpoint_interval) = saved
 
 
-VARIANTS = ("checks", "no checkpoint", "no checkpoint, no checksum")
+VARIANTS = ("checks", "checks, checkpoint after every write", "no checkpoint", "no checkpoint, no checksum")
 
 
 def one(name: str, fn, folder: str, k: int, n_candidates: int) -> dict:

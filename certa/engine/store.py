@@ -272,8 +272,11 @@ class SQLiteStore(Store):
         self._conn = None
         self._broken = ""   # why nothing more may be written (a log cut short), once found
         self._log_floor = 0  # bytes the -wal file must keep: the frames not yet in the file
+        self._lock = threading.RLock()  # the connection is shared with the deferred checkpoint's timer
+        self._timer: threading.Timer | None = None
+        self._last_checkpoint = time.monotonic()
         try:
-            self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=30, check_same_thread=False)
             tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             user_tables = {t for t in tables if not t.startswith("sqlite_")}
             if user_tables and not {"meta", "evaluations"} <= user_tables:
@@ -296,10 +299,11 @@ class SQLiteStore(Store):
     @contextmanager
     def _sql(self, doing: str):
         """Run SQL that is ``doing`` something; SQLite's failures become a StoreError saying what and why."""
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise from_sqlite(self.path, exc, doing, self._kept()) from exc
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise from_sqlite(self.path, exc, doing, self._kept()) from exc
 
     def _kept(self) -> int | None:
         try:
@@ -398,27 +402,54 @@ class SQLiteStore(Store):
             raise store_error(self.path, f"could not {doing}: {self._broken}", _LOG_ADVICE)
         with self._sql(doing):
             yield
-        self.checkpoint()
+        with self._lock:
+            if time.monotonic() - self._last_checkpoint >= self.checkpoint_interval:
+                self.checkpoint()
+            else:  # checkpointed soon, by a timer: meanwhile the log must keep what it has
+                try:
+                    self._log_floor = max(self._log_floor, os.path.getsize(self.path + "-wal"))
+                except OSError:
+                    pass
+                if self._timer is None:
+                    self._timer = threading.Timer(self.checkpoint_interval, self._deferred_checkpoint)
+                    self._timer.daemon = True
+                    self._timer.start()
+
+    #: Seconds between checkpoints at most: a write comes into the file at once if the last
+    #: checkpoint is older, else within this time (a timer). 0: after every write.
+    checkpoint_interval = 0.25
+
+    def _deferred_checkpoint(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._log_floor and not self._broken and not self._closed:
+                try:
+                    self.checkpoint()
+                except StoreError:  # kept in _broken when the log was cut short; the next write says it
+                    pass
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the store file (SQLite's passive checkpoint: it never waits).
 
-        Run after every write (a recorded evaluation, a claim), so that the file itself holds
-        everything but the write in progress: a ``-wal`` file cut short or deleted from outside
-        loses at most that one. A log found cut short stops the run with a StoreError, and
-        nothing more is written through it (what the file holds is kept).
+        Run after a write when the last checkpoint is older than ``checkpoint_interval``
+        seconds, else by a timer that many seconds later: the file itself holds every write
+        but those of the last ``checkpoint_interval`` seconds, and a ``-wal`` file cut short or
+        deleted from outside loses at most those. A log found cut short stops the run with a
+        StoreError, and nothing more is written through it (what the file holds is kept).
         """
-        try:
-            _busy, log, done = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        except sqlite3.Error as exc:
-            if error_code(exc) == "SQLITE_IOERR_SHORT_READ":
-                self._broken = (f"its write-ahead log ({self.path}-wal) was cut short from outside certa while "
-                                f"an evaluation was being written (SQLite: {exc})")
-                raise store_error(self.path, f"lost its last write: {self._broken}", _LOG_ADVICE) from exc
-            raise from_sqlite(self.path, exc, "fold its write-ahead log into the file (checkpoint)",
-                              self._kept()) from exc
-        # frames a reader keeps from the file must stay in the log: its size may not fall below them
-        self._log_floor = 32 + log * (24 + self._page_size) if log > done >= 0 else 0
+        with self._lock:
+            try:
+                _busy, log, done = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            except sqlite3.Error as exc:
+                if error_code(exc) == "SQLITE_IOERR_SHORT_READ":
+                    self._broken = (f"its write-ahead log ({self.path}-wal) was cut short from outside certa "
+                                    f"while it held writes not yet in the file (SQLite: {exc})")
+                    raise store_error(self.path, f"lost its last writes: {self._broken}", _LOG_ADVICE) from exc
+                raise from_sqlite(self.path, exc, "fold its write-ahead log into the file (checkpoint)",
+                                  self._kept()) from exc
+            self._last_checkpoint = time.monotonic()
+            # frames not yet in the file (a reader's old snapshot can hold them back) must stay in the log
+            self._log_floor = 32 + log * (24 + self._page_size) if log > done >= 0 else 0
 
     def claim(self, key: str, owner: Owner) -> bool:
         with self._writing(f"claim draw {key}"):
@@ -489,6 +520,8 @@ class SQLiteStore(Store):
     _read_only = False
     _broken = ""
     _log_floor = 0
+    _closed = False
+    _timer = None
 
     @classmethod
     def open_read_only(cls, path: str | os.PathLike) -> SQLiteStore:
@@ -501,7 +534,7 @@ class SQLiteStore(Store):
         """
         path = check_readable(path)
         self = cls.__new__(cls)
-        self.path, self._read_only = path, True
+        self.path, self._read_only, self._lock = path, True, threading.RLock()
         try:
             self._conn = connect(path, first_mode(path))
             self._columns = {r[1] for r in self._conn.execute("PRAGMA table_info(evaluations)")}
@@ -527,7 +560,17 @@ class SQLiteStore(Store):
         ``-shm`` files), so a finished store is one file a user can copy. A connection still
         open in another process keeps them: the run is not finished.
         """
-        self._conn.close()
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._log_floor and not self._broken and not self._closed:
+                try:  # this run's last writes reach the file now, even if a reader keeps the log open
+                    self.checkpoint()
+                except StoreError:
+                    pass
+            self._closed = True
+            self._conn.close()
 
 
 _PART_NAMES = {"strategy": "strategy", "candidates": "candidates", "seed": "seed", "data": "data",
