@@ -242,10 +242,10 @@ class SQLiteStore(Store):
 
     Every row carries a checksum (:mod:`certa.engine.store_rows`), checked when it is read: a row
     that fails it is named in a :class:`~certa.engine.store_errors.StoreDamageWarning`, moved to
-    the store's ``damaged`` table, and its draw evaluated again. After every recorded
-    evaluation the write-ahead log is folded into the file (a passive checkpoint), so the file
-    itself holds every evaluation but the one being written: a ``-wal`` file cut short from
-    outside loses at most that one. SQLite's own failures (a full disk, a read-only file or
+    the store's ``damaged`` table, and its draw evaluated again. Writes are folded
+    from the write-ahead log into the file within ``checkpoint_interval`` (0.25 s) seconds (a
+    passive checkpoint), so a ``-wal`` file cut short from outside loses at most the writes of
+    the last 0.25 s, and stops the run with a StoreError rather than damage the file. SQLite's own failures (a full disk, a read-only file or
     directory, a damaged file) become a ``StoreError`` naming the file, what happened and what to do.
 
     Parameters

@@ -14,7 +14,7 @@ or file system, and beside a run that is writing the store:
   run started on it), it is read again, with ``mode=ro``;
 * when a ``-wal`` exists but SQLite cannot use it here (a read-only directory without the
   ``-shm`` file), the file alone is read, ``immutable=1``, with a warning: what the run recorded
-  since its last checkpoint is then not seen (runs checkpoint after every evaluation, see
+  since its last checkpoint is then not seen (runs checkpoint within 0.25 s of a write, see
   :meth:`SQLiteStore.record`).
 """
 from __future__ import annotations
