@@ -174,6 +174,9 @@ def calibrate(task: str, runs: int, deltas: tuple[float, ...]) -> dict[str, Any]
         best, second = int(order[0]), int(order[1])
         out[f"best_{kind}"], out[f"gap_{kind}"] = names[best], float(truths[kind][best] - truths[kind][second])
     dep = dependence(p["kfold"], int(np.argmax(truths["kfold"])), int(np.argsort(-truths["kfold"])[1]))
+    every = [dependence(p["kfold"], a, b)["inflation"] for a in range(K) for b in range(a + 1, K)]
+    dep.update(inflation_median=float(np.nanmedian(every)), inflation_max=float(np.nanmax(every)),
+               pairs=len(every))
     out["dependence"] = dep
     for delta in deltas:
         for kind in ("fresh", "kfold"):
@@ -209,18 +212,20 @@ def markdown(results: dict[str, Any], load: Any) -> str:
                          f"{k['rate']:.3f} ({k['wrong']}/{res['runs']})", f"{k['mean_evals']:.0f}", k["capped"]])
     lines.append(md_table(["task", "delta", "fresh: wrong", "fresh: evals", "fresh: capped",
                            "K-fold: wrong", "K-fold: evals", "K-fold: capped"], rows))
-    lines += ["", "| task | candidates | best (fresh pool) / gap | best (K-fold pool) / gap | rho | inflation |",
-              "|---|---:|---|---|---:|---:|"]
+    lines += ["", "| task | candidates | best (fresh pool) / gap | best (K-fold pool) / gap | rho | inflation "
+              "| inflation, all pairs: median / max |", "|---|---:|---|---|---:|---:|---|"]
     for res in results.values():
         dep = res["dependence"]
         lines.append(f"| {res['task']} | {len(res['candidates'])} | `{res['best_fresh']}` / {res['gap_fresh']:.4f} | "
-                     f"`{res['best_kfold']}` / {res['gap_kfold']:.4f} | {dep['rho']:.3f} | {dep['inflation']:.2f} |")
+                     f"`{res['best_kfold']}` / {res['gap_kfold']:.4f} | {dep['rho']:.3f} | {dep['inflation']:.2f} | "
+                     f"{dep['inflation_median']:.2f} / {dep['inflation_max']:.2f} |")
     lines += ["", "Paired default (`PairedElimination(1 - delta)`, default cap 200 evaluations per candidate); "
               "rows drawn with replacement from each task's pool: a fresh stratified 80/20 split per row "
               f"(pool of {next(iter(results.values()))['pool_sizes']['fresh']} splits), or a 5-fold partition "
               "per 5 rows (pool: the 20x5 repeated stratified 5-fold CV of `peers.py`). Truth: the best mean "
               "over the pool the rows come from. 'capped': runs that ended at the cap (their choice counts). "
-              f"rho, inflation: dependence of the K-fold rows (best vs runner-up). Load {fmt_load(load[0])} at the "
+              "rho, inflation: dependence of the K-fold rows (best vs runner-up; then over every pair of "
+              f"candidates). Load {fmt_load(load[0])} at the "
               f"start, {fmt_load(load[1])} at the end.", ""]
     return "\n".join(lines)
 
