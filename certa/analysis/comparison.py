@@ -311,6 +311,11 @@ def _subset_rows(selection: Selection, stats: _Scores, ev: pd.DataFrame, ok: pd.
     best = selection.best_index
     deciding = _deciding_round(selection, ok)
     a = ok.iloc[stats.rows(best)]
+    in_round: dict[int, str] = {}
+    if deciding is not None:   # each candidate's evaluation in the deciding round, found once
+        at = ok[_in_round(ok, deciding[0])]
+        for c, k in zip(at["candidate"], at["key"]):
+            in_round.setdefault(int(c), k)
     rows = []
     for c in selection.candidates:
         if c.index == best:
@@ -318,7 +323,9 @@ def _subset_rows(selection: Selection, stats: _Scores, ev: pd.DataFrame, ok: pd.
         row: dict[str, Any] = {"candidate": c.index}
         if deciding is not None:
             r, ex_best = deciding
-            ex_other = _per_example(selection, ok, c.index, r)
+            pay = selection.payloads.get(in_round[c.index]) if c.index in in_round else None
+            ex_other = np.asarray(pay["per_example"], dtype=float) \
+                if isinstance(pay, dict) and "per_example" in pay else None
             if ex_other is None:
                 continue  # not evaluated in the deciding round: dropped earlier (see the strategy's rounds)
             row.update(design=f"paired by example (round {r}, {len(ex_best)} evaluation examples)",

@@ -248,6 +248,10 @@ def _method(spec: dict[str, Any], desc: dict[str, Any]) -> str:
     return METHODS.get(spec.get("strategy", ""), "other")
 
 
+#: Most numbers (evaluations x candidates) :func:`belief_history` computes (8 bytes each).
+BELIEF_CELLS = 50_000_000
+
+
 def belief_history(selection: Selection) -> np.ndarray:
     """Every candidate's posterior P(best) after each evaluation of a fixed-confidence run.
 
@@ -267,7 +271,8 @@ def belief_history(selection: Selection) -> np.ndarray:
     Raises
     ------
     ValueError
-        If the selection is not a fixed-confidence run.
+        If the selection is not a fixed-confidence run, or if the history would hold more than
+        :data:`BELIEF_CELLS` numbers (many candidates: ``certa report`` then leaves the figure out).
     """
     import copy
 
@@ -278,6 +283,11 @@ def belief_history(selection: Selection) -> np.ndarray:
     strategy = copy.deepcopy(strategy) if strategy is not None else rebuild_strategy(dict(selection.strategy))
     if strategy is None or not hasattr(strategy, "_track_belief"):
         raise ValueError("this selection has no belief history (not a fixed-confidence run)")
+    n_updates = len(selection._told)
+    if n_updates * len(selection.candidates) > BELIEF_CELLS:
+        raise ValueError(f"the belief history of {len(selection.candidates):,} candidates over {n_updates:,} "
+                         f"evaluations would hold {n_updates * len(selection.candidates):,} numbers (more than "
+                         f"{BELIEF_CELLS:,}); read the P(best) at the end in selection.result['p_best']")
     strategy._track_belief = True
     outcomes = {draw.key: (draw, outcome) for draw, outcome, _ in selection._told}
     _replay(strategy, len(selection.candidates), selection.seed, outcomes, selection._max_failures)
