@@ -117,7 +117,7 @@ def pools(task: str) -> dict[str, Any]:
     return {"names": kpool.names, "fresh": fresh, "kfold": kfold}
 
 
-def replay(confidence: float, scores_of_row, n_candidates: int, seed: int) -> tuple[int, int, str]:
+def replay(confidence: float, scores_of_row, n_candidates: int, seed: int) -> tuple[int, int, str, int]:
     """One run of the paired default; ``scores_of_row(r)`` is the score vector of row ``r``."""
     strat = PairedElimination(confidence, max_evals=default_max_evals(n_candidates))
     strat.start(n_candidates, seed)
@@ -133,7 +133,7 @@ def replay(confidence: float, scores_of_row, n_candidates: int, seed: int) -> tu
         strat.tell(d, Outcome(float(cached[r][d.candidate])))
         n += 1
     res = strat.result()
-    return int(res["best"]), n, str(res["stop_reason"])
+    return int(res["best"]), n, str(res["stop_reason"]), int(res["rows"])
 
 
 def world(kind: str, pool: np.ndarray, rng: np.random.Generator):
@@ -183,17 +183,21 @@ def calibrate(task: str, runs: int, deltas: tuple[float, ...]) -> dict[str, Any]
             pool = p[kind]
             best = int(np.argmax(truths[kind]))
             t0 = time.perf_counter()
-            wrong, evals, capped = 0, [], 0
+            wrong, evals, capped, rows = 0, [], 0, []
             for s in range(runs):
                 rng = np.random.default_rng([34, s, int(delta * 1000), kind == "kfold"])
-                chosen, n, reason = replay(1 - delta, world(kind, pool, rng), K, s)
+                chosen, n, reason, used = replay(1 - delta, world(kind, pool, rng), K, s)
                 wrong += chosen != best
                 evals.append(n)
+                rows.append(used)
                 capped += reason != "confident"
             cell = {"kind": kind, "delta": delta, "wrong": wrong, "rate": wrong / runs,
                     "p_rate_gt_delta": binom_greater_p(wrong, runs, delta),
                     "se": math.sqrt(max(wrong, 1) * (runs - wrong) / runs) / runs,
                     "mean_evals": float(np.mean(evals)), "capped": capped,
+                    "rows": {"mean": float(np.mean(rows)), "median": float(np.median(rows)),
+                             "p90": float(np.percentile(rows, 90)), "max": int(np.max(rows)),
+                             "over_100": float(np.mean(np.asarray(rows) > 100))},
                     "seconds": time.perf_counter() - t0}
             out["cells"].append(cell)
             print(task, cell, flush=True)
@@ -209,9 +213,12 @@ def markdown(results: dict[str, Any], load: Any) -> str:
             f, k = cells[("fresh", delta)], cells[("kfold", delta)]
             rows.append([res["task"], delta,
                          f"{f['rate']:.3f} ({f['wrong']}/{res['runs']})", f"{f['mean_evals']:.0f}", f["capped"],
-                         f"{k['rate']:.3f} ({k['wrong']}/{res['runs']})", f"{k['mean_evals']:.0f}", k["capped"]])
+                         f"{k['rate']:.3f} ({k['wrong']}/{res['runs']})", f"{k['mean_evals']:.0f}", k["capped"],
+                         f"{k['rows']['mean']:.0f} / {k['rows']['p90']:.0f} / {k['rows']['max']}",
+                         f"{k['rows']['over_100']:.0%}"])
     lines.append(md_table(["task", "delta", "fresh: wrong", "fresh: evals", "fresh: capped",
-                           "K-fold: wrong", "K-fold: evals", "K-fold: capped"], rows))
+                           "K-fold: wrong", "K-fold: evals", "K-fold: capped", "K-fold: rows mean / p90 / max",
+                           "K-fold: runs over 100 rows"], rows))
     lines += ["", "| task | candidates | best (fresh pool) / gap | best (K-fold pool) / gap | rho | inflation "
               "| inflation, all pairs: median / max |", "|---|---:|---|---|---:|---:|---|"]
     for res in results.values():

@@ -220,7 +220,8 @@ or Strategy, default "auto"
         seed. When the splits run out before the target confidence, the run ends
         (``stop_reason="out of splits"``, the choice with the confidence reached, and a
         :class:`certa.TargetNotReachedWarning`): give enough rows, e.g.
-        ``RepeatedStratifiedKFold(n_splits=5, n_repeats=20)``. A splitter that shuffles without
+        ``RepeatedStratifiedKFold(n_splits=5, n_repeats=100)`` (unused rows cost no fits; near ties
+        need many rows, ``docs/user_guide/adaptive.rst``). A splitter that shuffles without
         a ``random_state`` gets one from ``random_state_``. Needs the paired strategy. What the
         stated confidence means with K-fold rows (folds of one partition share training data) is
         measured in ``docs/adaptive.md``, "Splitters as rows".
