@@ -457,7 +457,7 @@ def test_a_wal_file_cut_short_mid_run_loses_nothing(tmp_path, size):
     def fn(params, seed):
         calls["n"] += 1
         if calls["n"] == 25:  # as a user or a tool could, once the last writes reached the file
-            wait_until(lambda: store._log_floor == 0, "the checkpoint of the writes so far")
+            wait_until(lambda: getattr(store, "_log_floor", 0) == 0, "the checkpoint of the writes so far")
             os.truncate(f"{path}-wal", min(size, os.path.getsize(f"{path}-wal")))
         return noisy(params, seed)
 
