@@ -41,26 +41,45 @@ class StoredOutcome:
     outcome: Outcome
 
 
+_PACK_DOUBLE = struct.Struct(">d").pack
+
+
 def checksum(values) -> int:
-    """CRC-32 of a row's checked values (in :data:`CHECKED` order; text as UTF-8 bytes)."""
-    crc = 0
+    """CRC-32 of a row's checked values (in :data:`CHECKED` order; text as UTF-8 bytes).
+
+    Each value is tagged with its kind (NULL, bytes/text with its length, integer, float as its 8
+    IEEE bytes), so that no two different rows give the same byte string.
+    """
+    parts: list[bytes] = []
+    add = parts.append
     for v in values:
+        kind = type(v)
         if v is None:
-            crc = zlib.crc32(b"\x00", crc)
+            add(b"\x00")
+        elif kind is bytes:
+            add(b"\x01%d:" % len(v))
+            add(v)
+        elif kind is float:
+            add(b"\x03")
+            add(_PACK_DOUBLE(v))
+        elif kind is int:
+            add(b"\x02%d;" % v)
         elif isinstance(v, (bytes, bytearray, memoryview)):
-            crc = zlib.crc32(b"\x01%d:" % len(v), crc)
-            crc = zlib.crc32(v, crc)
+            data = bytes(v)
+            add(b"\x01%d:" % len(data))
+            add(data)
         elif isinstance(v, str):
             data = v.encode("utf-8", "surrogatepass")
-            crc = zlib.crc32(b"\x01%d:" % len(data), crc)
-            crc = zlib.crc32(data, crc)
+            add(b"\x01%d:" % len(data))
+            add(data)
         elif isinstance(v, float):
-            crc = zlib.crc32(b"\x03" + struct.pack(">d", v), crc)
+            add(b"\x03")
+            add(_PACK_DOUBLE(v))
         elif isinstance(v, int):
-            crc = zlib.crc32(b"\x02%d;" % v, crc)
+            add(b"\x02%d;" % v)
         else:
-            crc = zlib.crc32(b"\x04" + repr(v).encode("utf-8", "replace"), crc)
-    return crc
+            add(b"\x04" + repr(v).encode("utf-8", "replace"))
+    return zlib.crc32(b"".join(parts))
 
 
 def meta_checksum(fingerprint: str, description: str) -> str:
