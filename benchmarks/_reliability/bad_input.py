@@ -451,6 +451,32 @@ CASES = [
        "    with contextlib.redirect_stdout(out):\n        assert cli(argv) == 0\n"
        "    text = out.getvalue()\n    assert len(text) < 20_000 and '\\x1b' not in text and '\\x07' not in text, len(text)"),
     CLI("H28", "simulate: --sds -0.1,0.1 (a negative-looking list)", ["simulate", "--means", "0.5,0.6", "--sds", "-0.1,0.1"], ["sds"]),
+    # issue 31 items 2 and 4: a damaged store file, a dangling link, a flipped bit in a stored score
+    C("H29", "certa.run", "store file damaged (its pages after the first overwritten)",
+      "p = os.path.join(TMP, 'd.sqlite'); ev = FunctionEvaluator(lambda p, s: p['x'])\n"
+      "run(JKFoldGrid(2), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
+      "b = bytearray(open(p, 'rb').read()); b[4096:] = (bytes(range(256)) * (len(b) // 256))[:len(b) - 4096]\n"
+      "open(p, 'wb').write(bytes(b))\n_N['n'] = 0\nrun(JKFoldGrid(2), ev, {'x': [1, 2]}, random_state=0, store=p)",
+      ["d.sqlite", "is damaged"]),
+    C("H30", "certa.load", "load of a damaged store file",
+      "p = os.path.join(TMP, 'd.sqlite')\n"
+      "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: p['x']), {'x': [1, 2]}, random_state=0, store=p)\n"
+      "b = bytearray(open(p, 'rb').read()); b[4096:] = (bytes(range(256)) * (len(b) // 256))[:len(b) - 4096]\n"
+      "open(p, 'wb').write(bytes(b))\n_N['n'] = 0\ncerta.load(p)", ["d.sqlite", "is damaged"]),
+    C("H31", "certa.run", "store is a dangling symbolic link",
+      "p = os.path.join(TMP, 'link.sqlite'); os.symlink(os.path.join(TMP, 'gone', 'x.sqlite'), p)\n"
+      "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, store=p)", ["link.sqlite", "symbolic link"]),
+    OK("H32", "certa.run", "a single bit flipped in a stored score: named in a warning, evaluated again, same result",
+       "import struct, sqlite3 as _s\np = os.path.join(TMP, 'flip.sqlite')\n"
+       "ev = FunctionEvaluator(lambda p, s: p['x'] + np.random.default_rng(s).normal(0, 0.3))\n"
+       "first = run(JKFoldGrid(3), ev, {'x': [0.0, 0.1, 0.2]}, random_state=0, store=p)\n"
+       "c = _s.connect(p); score = c.execute('SELECT score FROM evaluations WHERE seq=4').fetchone()[0]; c.close()\n"
+       "b = bytearray(open(p, 'rb').read()); i = bytes(b).index(struct.pack('>d', score)); b[i + 7] ^= 1\n"
+       "open(p, 'wb').write(bytes(b))\n_N['n'] = 0\n"
+       "with warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n"
+       "    again = run(JKFoldGrid(3), ev, {'x': [0.0, 0.1, 0.2]}, random_state=0, store=p)\n"
+       "assert any('seq 4 ' in str(x.message) and 'checksum' in str(x.message) for x in w), [str(x.message) for x in w]\n"
+       "assert _N['n'] == 1 and again.best_params == first.best_params, (_N['n'], again.best_params)"),
 ]
 
 
