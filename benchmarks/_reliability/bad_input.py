@@ -245,7 +245,7 @@ CASES = [
     C("S01", "bandit_select", "evaluate not callable", "bandit_select(3, {'a': 1, 'b': 2}, max_evals=20)", ["evaluate"]),
     C("S02", "bandit_select", "evaluate with the wrong arity", "bandit_select(lambda c, s: 1.0, {'a': 1, 'b': 2}, max_evals=20)", ["evaluate"]),
     C("S03", "bandit_select", "split with the wrong arity", "bandit_select(EV, {'a': 1, 'b': 2}, X, split=lambda d: (d, d), max_evals=20)", ["split"]),
-    C("S04", "bandit_select", "split not callable", "bandit_select(EV, {'a': 1, 'b': 2}, X, split=5, max_evals=20)", ["split"]),
+    C("S04", "bandit_select", "split neither callable nor a splitter (split=5 is 5-fold since issue 34)", "bandit_select(EV, {'a': 1, 'b': 2}, X, split='five', max_evals=20)", ["split"]),
     C("S05", "bandit_select", "split ignores the seed", "bandit_select(EV, {'a': 1, 'b': 2}, X, split=lambda d, s: (d[:10], d[10:]), max_evals=20)", ["split"]),
     C("S06", "bandit_select", "evaluate returns a string", "bandit_select(lambda c, tr, te, s: 'good', {'a': 1, 'b': 2}, max_evals=20, random_state=0)", ["str"]),
     C("S07", "bandit_select", "evaluate always raises", "bandit_select(lambda c, tr, te, s: 1 / 0, {'a': 1, 'b': 2}, max_evals=50, random_state=0)", ["ZeroDivisionError", "division"]),
