@@ -60,13 +60,19 @@ def rebuild_strategy(spec: dict[str, Any]) -> Strategy | None:
     return strategy if _normal(strategy.spec()) == _normal(spec) else None
 
 
-def _final_outcomes(rows: list, retries: int | None) -> dict[str, tuple[Draw, Outcome]]:
-    """Per draw key, the outcome the runner would use: the first success, else the last attempt."""
-    order: dict[str, None] = {}   # keys in the order first recorded
-    first_ok: dict[str, tuple[Draw, Outcome]] = {}
-    failed: dict[str, list] = {}
+def _ident(draw: Draw) -> tuple:
+    """What the draw's store key is made of, as a tuple: the same draws, the same tuple (cheaper than the key)."""
+    return (draw.candidate, draw.kind, draw.index, draw.size)
+
+
+def _final_outcomes(rows: list, retries: int | None) -> dict[tuple, tuple[Draw, Outcome]]:
+    """Per draw (:func:`_ident`), the outcome the runner would use: the first success, else the last attempt."""
+    order: dict[tuple, None] = {}   # draws in the order first recorded
+    first_ok: dict[tuple, tuple[Draw, Outcome]] = {}
+    failed: dict[tuple, list] = {}
     for row in rows:
-        key = row.draw.key
+        d = row.draw
+        key = (d.candidate, d.kind, d.index, d.size)   # _ident, inlined: 100,000s of rows
         order.setdefault(key)
         if key in first_ok:
             continue
@@ -74,7 +80,7 @@ def _final_outcomes(rows: list, retries: int | None) -> dict[str, tuple[Draw, Ou
             first_ok[key] = (row.draw, row.outcome)
         else:
             failed.setdefault(key, []).append(row)
-    out: dict[str, tuple[Draw, Outcome]] = {}
+    out: dict[tuple, tuple[Draw, Outcome]] = {}
     for key in order:
         if key in first_ok:
             out[key] = first_ok[key]
@@ -83,7 +89,7 @@ def _final_outcomes(rows: list, retries: int | None) -> dict[str, tuple[Draw, Ou
     return out
 
 
-def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[str, tuple[Draw, Outcome]],
+def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[tuple, tuple[Draw, Outcome]],
             max_failures: int | None = None):
     """Tell the stored outcomes to the strategy in the order the runner told them; stop at the first gap.
 
@@ -105,7 +111,8 @@ def _replay(strategy: Strategy, n_candidates: int, seed: int, outcomes: dict[str
         if queue[0].candidate in getattr(strategy, "_dropped", ()):  # the runner answered it without evaluating
             tell(queue.popleft(), Outcome.failure("candidate dropped", status="dropped"))
             continue
-        found = find(queue[0].key)
+        d = queue[0]
+        found = find((d.candidate, d.kind, d.index, d.size))   # _ident, inlined
         if found is None:
             break
         draw = queue.popleft()
@@ -289,7 +296,7 @@ def belief_history(selection: Selection) -> np.ndarray:
                          f"evaluations would hold {n_updates * len(selection.candidates):,} numbers (more than "
                          f"{BELIEF_CELLS:,}); read the P(best) at the end in selection.result['p_best']")
     strategy._track_belief = True
-    outcomes = {draw.key: (draw, outcome) for draw, outcome, _ in selection._told}
+    outcomes = {_ident(draw): (draw, outcome) for draw, outcome, _ in selection._told}
     _replay(strategy, len(selection.candidates), selection.seed, outcomes, selection._max_failures)
     replayed = strategy.result()
     hist = np.asarray(replayed["belief_history"], dtype=float)

@@ -51,6 +51,14 @@ def _display_value(value: Any) -> Any:
     return value
 
 
+def _display_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` for display (:func:`_display_value`); numbers under short, safe names are kept as they are."""
+    if all(type(v) in (int, float, bool) or v is None for v in params.values()) and all(
+            type(k) is str and len(k) <= NAME_LIMIT and not _UNSAFE.search(k) for k in params):
+        return dict(params)
+    return _display_value(dict(params))
+
+
 def _params_text(params: dict[str, Any]) -> str:
     """``{C: 1, kernel: 'rbf'}``: parameters as shown after a repeated name."""
     return "{" + ", ".join(f"{k}: {v!r}" for k, v in params.items()) + "}"
@@ -73,14 +81,23 @@ def display_names(candidates: list) -> list[str]:
 
     counts = Counter(c.name for c in candidates)
     if len(counts) == len(candidates):
-        return [display_text(c.name) for c in candidates]
+        return _display_all([c.name for c in candidates])
     # the name and the parameters truncated each on their own, so that both show
-    names = [display_text(c.name) if counts[c.name] == 1
-             else f"{display_text(c.name)} {display_text(_params_text(c.params))}" for c in candidates]
+    shown = dict(zip(counts, _display_all(list(counts))))   # each distinct name once
+    names = [shown[c.name] if counts[c.name] == 1
+             else f"{shown[c.name]} {display_text(_params_text(c.params))}" for c in candidates]
     again = Counter(names)
     if len(again) < len(names):
         names = [n if again[n] == 1 else f"{n} (candidate {c.index})" for n, c in zip(names, candidates)]
     return names
+
+
+def _display_all(texts: list[str]) -> list[str]:
+    """:func:`display_text` of each text; one scan when every text is short and safe already."""
+    if all(type(t) is str for t in texts) and max(map(len, texts), default=0) <= NAME_LIMIT \
+            and not _UNSAFE.search("".join(texts)):
+        return list(texts)
+    return [display_text(t) for t in texts]
 
 
 def display_selection(selection: Selection) -> Selection:
@@ -95,7 +112,7 @@ def display_selection(selection: Selection) -> Selection:
 
     shown = copy.copy(selection)
     names = display_names(selection.candidates)
-    shown.candidates = [Candidate(c.index, name, _display_value(dict(c.params)))
+    shown.candidates = [Candidate(c.index, name, _display_params(c.params))
                         for c, name in zip(selection.candidates, names)]
     labels = np.asarray(names + ["?"], dtype=object)
     for attr in ("evaluations", "attempts"):
