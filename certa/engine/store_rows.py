@@ -87,11 +87,15 @@ def meta_checksum(fingerprint: str, description: str) -> str:
     return str(checksum((fingerprint, description)))
 
 
+#: Positions of the text columns in a row read with :data:`SELECT_CHECKED` (after ``seq``).
+_TEXT_AT = tuple(i for i, name in enumerate(CHECKED, start=1) if name in _TEXT)
+
+
 def decode_text(row: tuple) -> tuple:
     """A row read with :data:`SELECT_CHECKED` (after ``seq``) with its text columns decoded."""
     out = list(row)
-    for i, name in enumerate(CHECKED, start=1):
-        if name in _TEXT and isinstance(out[i], bytes):
+    for i in _TEXT_AT:
+        if type(out[i]) is bytes:
             out[i] = out[i].decode("utf-8")
     return tuple(out)
 
@@ -115,7 +119,7 @@ def parse_row(path: str, row: tuple) -> StoredOutcome:
 
     try:
         d = json.loads(draw) if isinstance(draw, str) else None
-        det = json.loads(details) if details else {}
+        det = {} if not details or details == "{}" else json.loads(details)
     except RecursionError:
         raise bad("its JSON is nested too deeply to read") from None
     except (ValueError, TypeError) as exc:
@@ -127,14 +131,11 @@ def parse_row(path: str, row: tuple) -> StoredOutcome:
     if set(d) != {"candidate", "kind", "index", "seed", "size"}:
         raise bad(f"its draw has the keys {sorted(d)}, expected candidate, index, kind, seed, size")
 
-    def is_int(v: object) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
-
     if not is_int(d["candidate"]) or d["candidate"] < 0:
         raise bad(f"draw candidate must be a non-negative int, got {d['candidate']!r}")
     if d["kind"] not in DRAW_KINDS:
         raise bad(f"draw kind must be one of {DRAW_KINDS}, got {d['kind']!r}")
-    if not isinstance(d["index"], list) or not all(is_int(i) and i >= 0 for i in d["index"]):
+    if not isinstance(d["index"], list) or not _non_negative_ints(d["index"]):
         raise bad(f"draw index must be a list of non-negative ints, got {d['index']!r}")
     if not is_int(d["seed"]) or not 0 <= d["seed"] < 2**32:
         raise bad(f"draw seed must be an int in [0, 2**32), got {d['seed']!r}")
@@ -164,6 +165,18 @@ def parse_row(path: str, row: tuple) -> StoredOutcome:
     except (ValueError, TypeError, KeyError) as exc:
         raise bad(str(exc)) from None
     return StoredOutcome(seq, the_draw, outcome)
+
+
+def is_int(v: object) -> bool:
+    """An int that is not a bool."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _non_negative_ints(values: list) -> bool:
+    for v in values:   # a plain loop: this runs for every stored row
+        if type(v) is not int or v < 0:
+            return False
+    return True
 
 
 def read_rows(path: str, raw_rows, verify: bool) -> tuple[list[StoredOutcome], list[tuple], dict[int, float]]:
