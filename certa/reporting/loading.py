@@ -203,7 +203,7 @@ def load(store: str | os.PathLike) -> Selection:
             finished = bool(strategy.finished)
             result = strategy.result()
             if strategy.asks_ahead:   # recorded, not used by the decision: spent ahead (or not yet used)
-                result["evaluations_ahead"] = len(set(outcomes) - {d.key for d, _, _ in told})
+                result["evaluations_ahead"] = len(set(outcomes) - {_ident(d) for d, _, _ in told})
             note_dropped(result, strategy.dropped, candidates, told)
         except Exception:  # noqa: BLE001 - an unfinished strategy may not have a result yet
             result = None
