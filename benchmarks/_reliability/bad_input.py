@@ -142,6 +142,9 @@ def CLI(id, what, argv, names, files=None):
 
 
 BINARY = bytes(range(256)) * 4
+#: Case code that overwrites every page of the store file ``p`` after the first (H29, H30).
+DAMAGE_PAGES = ("b = bytearray(open(p, 'rb').read()); b[4096:] = (bytes(range(256)) * (len(b) // 256))[:len(b) - 4096]\n"
+                "open(p, 'wb').write(bytes(b))\n_N['n'] = 0\n")
 
 CASES = [
     # ---------------------------------------------------------------- JKFoldSearchCV
@@ -455,14 +458,12 @@ CASES = [
     C("H29", "certa.run", "store file damaged (its pages after the first overwritten)",
       "p = os.path.join(TMP, 'd.sqlite'); ev = FunctionEvaluator(lambda p, s: p['x'])\n"
       "run(JKFoldGrid(2), ev, {'x': [1, 2]}, random_state=0, store=p)\n"
-      "b = bytearray(open(p, 'rb').read()); b[4096:] = (bytes(range(256)) * (len(b) // 256))[:len(b) - 4096]\n"
-      "open(p, 'wb').write(bytes(b))\n_N['n'] = 0\nrun(JKFoldGrid(2), ev, {'x': [1, 2]}, random_state=0, store=p)",
+      + DAMAGE_PAGES + "run(JKFoldGrid(2), ev, {'x': [1, 2]}, random_state=0, store=p)",
       ["d.sqlite", "is damaged"]),
     C("H30", "certa.load", "load of a damaged store file",
       "p = os.path.join(TMP, 'd.sqlite')\n"
       "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: p['x']), {'x': [1, 2]}, random_state=0, store=p)\n"
-      "b = bytearray(open(p, 'rb').read()); b[4096:] = (bytes(range(256)) * (len(b) // 256))[:len(b) - 4096]\n"
-      "open(p, 'wb').write(bytes(b))\n_N['n'] = 0\ncerta.load(p)", ["d.sqlite", "is damaged"]),
+      + DAMAGE_PAGES + "certa.load(p)", ["d.sqlite", "is damaged"]),
     C("H31", "certa.run", "store is a dangling symbolic link",
       "p = os.path.join(TMP, 'link.sqlite'); os.symlink(os.path.join(TMP, 'gone', 'x.sqlite'), p)\n"
       "run(JKFoldGrid(2), FunctionEvaluator(lambda p, s: 1.0), {'x': [1, 2]}, store=p)", ["link.sqlite", "symbolic link"]),
