@@ -14,7 +14,7 @@ BENCH = ROOT / "benchmarks"
 #: one-off diagnoses retired in issue 27: the docs keep their results and name the commit that ran them
 RETIRED = {"adaptive_fiesta_recheck.py", "adaptive_tolerance_diagnosis.py", "fiesta_loop_exact.py",
            "progressive_lemma_trace.py"}
-AREAS = ("adaptive", "progressive", "quantification", "reliability", "stats", "jkfold", "integrations")
+AREAS = ("adaptive", "progressive", "quantification", "reliability", "stats", "jkfold", "integrations", "screen")
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "docs").rglob("*.rst")),
         *sorted((ROOT / "certa").rglob("*.py")), *sorted((ROOT / "examples").rglob("*.py")),
         *sorted(p for p in (ROOT / "tests").glob("*.py") if p.name != Path(__file__).name)]

@@ -1,0 +1,24 @@
+"""Screen, then race (issue 33): certa against GridSearchCV, Halving and Optuna on 64-250 settings.
+
+Subcommands (``python benchmarks/screen.py COMMAND --help`` lists a command's arguments):
+
+* ``run``: every method on one task (``svc``, simulated; ``lemma``; ``text``, real), seed by seed,
+  fits counted and timed by thread CPU time -> ``results/screen_<task>.{json,md}`` (resumable;
+  truths cached in ``results/screen_truth_<task>.json``);
+* ``report``: the tables of every task and issue 33's acceptance checks -> ``results/screen.md``.
+
+``--results DIR`` (before the command) writes, and reads any cached input, in ``DIR`` instead of
+``benchmarks/results``. Run under ``flock /tmp/certa-cpu.lock nice -n 5``.
+"""
+
+from __future__ import annotations
+
+from _common import run_subcommand
+
+COMMANDS = {
+    "run": ("_screen.run", "every method on one task, per seed (resumable)"),
+    "report": ("_screen.report", "tables and acceptance checks of every task"),
+}
+
+if __name__ == "__main__":
+    raise SystemExit(run_subcommand("screen.py", __doc__, COMMANDS))
