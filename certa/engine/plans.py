@@ -183,13 +183,46 @@ class RandomSplitPlan(Plan):
                                      f"{len(classes)} classes of y: every split needs every class")
 
     def split(self, draw: Draw, y: np.ndarray | None, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+        """The draw's split (seeded by ``draw.seed``); a ``"subset"`` draw (a screen's rung) trains on
+        ``draw.size`` examples of the training part, drawn stratified by the same seed, and is scored
+        on the whole test part."""
+        if draw.kind not in ("split", "subset"):
+            raise ValueError(f"RandomSplitPlan evaluates 'split' and 'subset' draws, got {draw.kind!r}")
         idx = np.arange(n_samples)
         strat = y if (self.stratified and y is not None) else None
         train, test = train_test_split(idx, test_size=self.test_size, random_state=draw.seed, stratify=strat)
+        if draw.kind == "subset":
+            if draw.size is None or not 1 <= draw.size <= len(train):
+                raise ValueError(f"a subset draw needs a size between 1 and the training part ({len(train)}), "
+                                 f"got {draw.size}")
+            train = train[subset_order(len(train), None if strat is None else np.asarray(y)[train], draw.seed)[:draw.size]]
         return np.sort(train), np.sort(test)
 
     def spec(self) -> dict[str, Any]:
         return {"plan": "random_split", "test_size": self.test_size, "stratified": self.stratified}
+
+
+def subset_order(n: int, y: np.ndarray | None, seed: int) -> np.ndarray:
+    """A random order of ``n`` positions whose every prefix keeps the class proportions of ``y``
+    within one example per class (``y=None``: a plain permutation; ``seed`` gives the order).
+
+    Examples
+    --------
+    >>> y = np.array([0] * 8 + [1] * 2)
+    >>> int((y[subset_order(10, y, 0)[:5]] == 1).sum())
+    1
+    """
+    rng = np.random.default_rng(seed)
+    if y is None:
+        return rng.permutation(n)
+    _, codes, counts = np.unique(np.asarray(y), return_inverse=True, return_counts=True)
+    codes = codes.ravel()
+    rank = np.empty(len(codes))
+    for k in range(len(counts)):
+        members = np.flatnonzero(codes == k)
+        rank[rng.permutation(members)] = np.arange(len(members))
+    keys = (rank + 0.5) / counts[codes]
+    return np.lexsort((rng.random(len(codes)), keys))
 
 
 def _y_token(owner: Any, y: Any) -> str:

@@ -20,7 +20,7 @@ from ..engine.strategy import Strategy
 #: The method a strategy (and evaluator) stands for.
 METHODS = {"JKFoldGrid": "jkfold", "TopTwoThompson": "bandit", "BatchThompson": "bandit",
            "UniformUntilConfident": "bandit", "SequentialHalving": "bandit", "EqualAllocation": "bandit",
-           "PairedElimination": "bandit",
+           "PairedElimination": "bandit", "ScreenThenRace": "bandit",
            "ProgressiveSampling": "progressive", "OneShot": "quantification"}
 
 

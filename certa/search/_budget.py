@@ -200,7 +200,7 @@ class NearTieMonitor(Callback):
 def with_near_tie_monitor(strategy: Strategy, callbacks: Any) -> list[Callback]:
     """The user's ``callbacks``, after a :class:`NearTieMonitor` if ``strategy`` is fixed-confidence."""
     hooks = check_callbacks(callbacks)
-    if is_fixed_confidence(strategy):
+    if is_fixed_confidence(strategy) and not getattr(strategy, "screens", False):   # a screen mixes training sizes
         hooks.insert(0, NearTieMonitor(strategy.confidence, strategy.tolerance, strategy.max_evals,
                                        paired=bool(getattr(strategy, "paired", False))))
     return hooks

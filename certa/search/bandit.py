@@ -40,6 +40,7 @@ from ._common import (
     refit_best,
     wants_stratified,
 )
+from ._screen import n_train_of, screen_or_race, unit_scale, why_no_screen
 
 STRATEGIES = ("auto", "paired", "top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal")
 
@@ -162,6 +163,10 @@ def _results_table(selection: Selection) -> dict[str, Any]:
                            "n_failed": summ["n_failed"].to_numpy()}
     if "p_best" in res:
         out["p_best"] = np.asarray(res["p_best"])
+    if res.get("finalists") is not None or res.get("rungs"):   # a screen: each mean at the size it was last seen
+        out["mean_test_score"] = np.asarray(res["estimates"], dtype=float)
+        out["n_resources"] = np.where(res["size_of_estimate"] < 0, res["n_train"] or -1, res["size_of_estimate"])
+        out["finalist"] = np.isin(np.arange(len(out["name"])), res.get("finalists") or [])
     out["rank_test_score"] = rank_scores(out["mean_test_score"])
     return out
 
@@ -302,8 +307,8 @@ or Strategy, default "auto"
                  strategy: str | Strategy = "auto", confidence: float = 0.95, budget: int | None = None,
                  paired: bool | None = None, stopping: str | None = None, beta: float | str | None = None,
                  test_size: float = 0.2, cv: Any = None,
-                 n_workers: int | None = None, max_evals: int | str | None = "auto", tolerance: float = 0.0,
-                 scoring: Any = None,
+                 n_workers: int | None = None, max_evals: int | str | None = "auto", tolerance: float | str = "auto",
+                 scoring: Any = None, screen: bool | str = "auto",
                  n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None, progress: bool | str = "auto",
@@ -359,17 +364,25 @@ or Strategy, default "auto"
 
             plan = splitter_rows(self.cv, X, y, groups, classifier=is_classifier(example),
                                  root_seed=self.random_state_)
-        strategy = make_strategy(self.strategy, confidence=self.confidence, budget=self.budget,
-                                 stopping=self.stopping, n_workers=self.n_workers, max_evals=self.max_evals,
-                                 beta=self.beta, tolerance=self.tolerance, n_candidates=len(cands),
-                                 paired=self.paired, max_rows=None if self.cv is None else plan.n_rows)
         evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring, fit_params=fit_params)
+        strategy, self.screen_ = screen_or_race(
+            self.screen, self.strategy, cands, evaluator, self.random_state_,
+            n_train=n_train_of(check_n_samples(X, y), self.test_size) if self.cv is None else None,
+            why_not=why_no_screen(self.strategy, self.paired, self.stopping, self.beta, self.cv, "cv"),
+            confidence=self.confidence, tolerance=self.tolerance, max_evals=self.max_evals,
+            unit=unit_scale(example, self.scoring),
+            race=lambda tolerance: make_strategy(
+                self.strategy, confidence=self.confidence, budget=self.budget, stopping=self.stopping,
+                n_workers=self.n_workers, max_evals=self.max_evals, beta=self.beta, tolerance=tolerance,
+                n_candidates=len(cands), paired=self.paired, max_rows=None if self.cv is None else plan.n_rows))
         sel = run(strategy, evaluator, cands, random_state=self.random_state_, n_jobs=self.n_jobs,
                   executor=self.executor, store=self.store, retries=self.retries, timeout=self.timeout,
                   progress=self.progress, callbacks=with_near_tie_monitor(strategy, self.callbacks))
         self.selection_ = sel
         check_fit_failures(sel)
         self.cv_results_ = _results_table(sel)
+        self.finalists_ = sel.result.get("finalists")
+        self.rungs_ = sel.result.get("rungs")
         self.best_index_ = sel.best_index
         self.best_params_ = dict(cands[self.best_index_].params)
         self.best_name_ = cands[self.best_index_].name
@@ -452,7 +465,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
                   groups: Any = None, test_size: float = 0.2, strategy: str | Strategy = "auto", confidence: float | None = 0.95,
                   budget: int | None = None, paired: bool | None = None, stopping: str | None = None, beta: float | str | None = None,
                   n_workers: int | None = None,
-                  max_evals: int | str | None = "auto", tolerance: float = 0.0, n_jobs: int | None = 1,
+                  max_evals: int | str | None = "auto", tolerance: float | str = "auto", screen: bool | str = "auto",
+                  n_jobs: int | None = 1,
                   executor: Any = None,
                   store: str | os.PathLike | None = None, random_state: int | None = None, retries: int = 0,
                   timeout: float | None = None, progress: bool | str = "auto",
@@ -553,14 +567,23 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
         if _split_signature(a) == _split_signature(b):
             raise ValueError("split returns the same split for different seeds: every evaluation must use a fresh "
                              "split, so split(data, seed) must depend on seed")
-    strat = make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping, n_workers=n_workers,
-                          max_evals=max_evals, beta=beta, tolerance=tolerance, n_candidates=len(cands),
-                          paired=paired, max_rows=None if rows is None else rows.n_rows)
     evaluator = _UserFunctionEvaluator(evaluate, data, None if splitter else split, test_size, named, rows)
+    why_not = why_no_screen(strategy, paired, stopping, beta, split, "split")
+    if why_not is None and data is None:
+        why_not = "no data: the screen trains on subsets of data"
+    strat, decision = screen_or_race(
+        screen, strategy, cands, evaluator, seed, why_not=why_not, confidence=confidence, tolerance=tolerance,
+        max_evals=max_evals, unit=False,
+        n_train=None if why_not else n_train_of(len(data[0]) if isinstance(data, tuple) else len(data), test_size),
+        race=lambda tol: make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping,
+                                       n_workers=n_workers, max_evals=max_evals, beta=beta, tolerance=tol,
+                                       n_candidates=len(cands), paired=paired,
+                                       max_rows=None if rows is None else rows.n_rows))
     sel = run(strat, evaluator, cands, random_state=seed, n_jobs=n_jobs, executor=executor, store=store,
               retries=retries, timeout=timeout, progress=progress, max_failures=max_failures,
               callbacks=with_near_tie_monitor(strat, callbacks))
     warn_if_target_missed(sel, "bandit_select")
+    sel.result["screen"] = dict(decision)
     return sel
 
 

@@ -19,7 +19,8 @@ from .halving import EqualAllocation, SequentialHalving
 from .one_shot import OneShot
 from .paired import PairedElimination
 from .progressive import ProgressiveSampling
+from .screen import ScreenThenRace
 from .thompson import BatchThompson, TopTwoThompson, UniformUntilConfident
 
-__all__ = ["BatchThompson", "EqualAllocation", "JKFoldGrid", "OneShot", "PairedElimination", "ProgressiveSampling", "SequentialHalving", "TopTwoThompson",
+__all__ = ["BatchThompson", "EqualAllocation", "JKFoldGrid", "OneShot", "PairedElimination", "ProgressiveSampling", "ScreenThenRace", "SequentialHalving", "TopTwoThompson",
            "UniformUntilConfident"]

@@ -311,6 +311,13 @@ class PairedElimination(Strategy):
             return 1.0
         return paired_confidence(float(self._evidence(i).min()))
 
+    def stop(self, reason: str) -> None:
+        """End the run after the rows decided so far (a caller's own rule, e.g. a screen's rung that
+        has ruled out enough); what was told for later rows is spent ahead."""
+        if not self._stopped:
+            self._stopped, self._stop_reason = True, str(reason)
+            self._advance()
+
     # -- Strategy ------------------------------------------------------------------------
     def spec(self) -> dict[str, Any]:
         spec = super().spec()

@@ -1,0 +1,185 @@
+"""Whether a run screens (issue 33): the fronts' ``screen`` argument, the rule that decides it
+when not given, and the :class:`certa.strategies.ScreenThenRace` it builds.
+
+The rule (``docs/adaptive.md``, "Screen, then race"): screen when there are at least
+:data:`MIN_CANDIDATES` candidates and an evaluation's time grows with the training size at least
+like ``size^MIN_EXPONENT``, measured before the run by timing a few candidates at ``1/9`` and
+``1/3`` of the training part (:func:`cost_exponent`). Fits whose cost does not shrink with the
+training size (k-NN, where prediction dominates) and small grids race every candidate at full size.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from ..engine.draws import Draw, derive_seed
+from ..engine.evaluators import Evaluator
+from ..strategies.screen import FACTOR, MIN_FINALISTS, ScreenThenRace, screen_sizes
+from ._budget import default_max_evals
+
+__all__ = ["MIN_CANDIDATES", "MIN_EXPONENT", "ScreenDecision", "check_screen", "cost_exponent", "decide_screen",
+           "screen_strategy"]
+
+#: The rule screens a grid of at least this many candidates (fewer: at most one rung, little to save).
+MIN_CANDIDATES = 16
+#: ... whose evaluation time grows at least like ``size^MIN_EXPONENT`` with the training size.
+MIN_EXPONENT = 0.5
+#: Candidates timed by the rule (spread over the grid), each at two sizes.
+PROBES = 3
+#: Seed path of the timing draws (not part of the run).
+_PROBE_KEY = 2**31 - 7
+#: The default tolerance of a screened race on a score in [0, 1] (accuracy and the like): the best
+#: of the finalists within half a point (docs/adaptive.md, "What a large grid asks").
+SCREEN_TOLERANCE = 0.005
+#: Scorings whose scores lie in [0, 1] (a classifier's default score is accuracy).
+UNIT_SCORINGS = ("accuracy", "balanced_accuracy", "f1", "f1_macro", "f1_micro", "f1_weighted", "precision",
+                 "precision_macro", "precision_micro", "precision_weighted", "recall", "recall_macro", "recall_micro",
+                 "recall_weighted", "roc_auc", "roc_auc_ovr", "roc_auc_ovo", "average_precision", "jaccard",
+                 "jaccard_macro", "jaccard_micro", "jaccard_weighted", "top_k_accuracy")
+
+
+class ScreenDecision(dict):
+    """What decided ``screen`` (JSON-able): ``screen`` (bool), ``reason``, and the timings if measured."""
+
+
+def check_screen(screen: Any) -> bool | str:
+    """``screen`` as given: True, False or "auto" (``None`` is "auto")."""
+    if screen is None or (isinstance(screen, str) and screen == "auto"):
+        return "auto"
+    if isinstance(screen, (bool, np.bool_)):
+        return bool(screen)
+    raise ValueError(f"screen must be True, False or 'auto', got {screen!r}")
+
+
+def cost_exponent(evaluator: Evaluator, candidates: list, n_train: int, seed: int,
+                  probes: int = PROBES) -> tuple[float, list[list[float]]]:
+    """``a`` in ``time ~ size^a``: a few candidates (spread over the list) timed at ``n_train / 9`` and
+    ``n_train / 3`` (one evaluation each, in this process, not part of the run).
+
+    Returns ``(a, [[t_small, t_large], ...])``; ``a`` is ``log3`` of the ratio of the summed times.
+    """
+    small, large = max(2, n_train // 9), max(3, n_train // 3)
+    k = len(candidates)
+    picks = sorted({int(round(i * (k - 1) / max(probes - 1, 1))) for i in range(min(probes, k))})
+    times = []
+    for i, c in enumerate(picks):
+        row = []
+        for size in (small, large):
+            draw = Draw(c, "subset", (0, i), seed=derive_seed(seed, _PROBE_KEY, i), size=size)
+            t0 = time.perf_counter()
+            try:
+                evaluator.evaluate(candidates[c].params, draw)
+            except Exception:  # noqa: BLE001 - a failing candidate says nothing about cost; the run records failures
+                row = []
+                break
+            row.append(time.perf_counter() - t0)
+        if row:
+            times.append(row)
+    if not times:
+        return float("nan"), times
+    ts, tl = sum(t[0] for t in times), sum(t[1] for t in times)
+    a = math.log(max(tl, 1e-9) / max(ts, 1e-9)) / math.log(large / small)
+    return a, times
+
+
+def resolve_tolerance(tolerance: Any, screening: bool, unit: bool) -> float:
+    """``tolerance="auto"``: :data:`SCREEN_TOLERANCE` for a screened race on a score in [0, 1], else 0."""
+    if isinstance(tolerance, str):
+        if tolerance != "auto":
+            raise ValueError(f"tolerance must be a number >= 0 or 'auto', got {tolerance!r}")
+        return SCREEN_TOLERANCE if (screening and unit) else 0.0
+    return tolerance
+
+
+def n_train_of(n_samples: int, test_size: Any) -> int | None:
+    """The training part of a random split of ``n_samples`` (``None`` if ``test_size`` cannot split them)."""
+    from sklearn.model_selection._split import _validate_shuffle_split
+
+    try:
+        return int(_validate_shuffle_split(n_samples, test_size, None)[0])
+    except (ValueError, TypeError):
+        return None
+
+
+def decide_screen(screen: bool | str, n_candidates: int, n_train: int | None, *, timer: Any = None,
+                  why_not: str | None = None) -> ScreenDecision:
+    """Apply the rule. ``timer()`` -> :func:`cost_exponent`'s result, called only when the count passes;
+    ``why_not``: a reason the run cannot screen (e.g. a ``cv`` splitter), refused if ``screen=True``."""
+    if why_not is not None:
+        if screen is True:
+            raise ValueError(f"screen=True cannot be used here: {why_not}")
+        return ScreenDecision(screen=False, reason=why_not)
+    sizes = screen_sizes(n_candidates, n_train) if n_train else []
+    if screen is False:
+        return ScreenDecision(screen=False, reason="screen=False")
+    if not sizes:
+        if screen is True:
+            raise ValueError(f"screen=True: {n_candidates} candidates on {n_train} training examples leave no rung "
+                             f"(a rung keeps 1/{FACTOR} of its candidates, at least {MIN_FINALISTS}, and trains on "
+                             "at least 20 examples)")
+        return ScreenDecision(screen=False, reason=f"{n_candidates} candidates: too few for a rung")
+    if screen is True:
+        return ScreenDecision(screen=True, reason="screen=True", sizes=sizes)
+    if n_candidates < MIN_CANDIDATES:
+        return ScreenDecision(screen=False, reason=f"{n_candidates} candidates < {MIN_CANDIDATES}", sizes=sizes)
+    a, times = timer()
+    ok = bool(np.isfinite(a) and a >= MIN_EXPONENT)
+    verdict = (f"{n_candidates} candidates >= {MIN_CANDIDATES} and time ~ size^{a:.2f}"
+               f" {'>=' if ok else '<'} size^{MIN_EXPONENT}") if np.isfinite(a) else "the timing evaluations failed"
+    return ScreenDecision(screen=ok, reason=verdict, exponent=a, times=times, sizes=sizes)
+
+
+def unit_scale(estimator: Any, scoring: Any) -> bool:
+    """Whether the score lies in [0, 1]: a classifier's own score (accuracy) or a scoring of :data:`UNIT_SCORINGS`."""
+    from sklearn.base import is_classifier
+
+    if scoring is None:
+        return estimator is not None and is_classifier(estimator)
+    return isinstance(scoring, str) and scoring in UNIT_SCORINGS
+
+
+def screen_strategy(decision: ScreenDecision, n_candidates: int, confidence: float, n_train: int, *,
+                    tolerance: Any, max_evals: Any, unit: bool) -> ScreenThenRace:
+    """The :class:`ScreenThenRace` of a decision to screen. ``tolerance="auto"``: :data:`SCREEN_TOLERANCE`
+    on a score in [0, 1] (``unit``), else 0; ``max_evals="auto"``: 200 race evaluations per finalist."""
+    sizes = decision["sizes"]
+    tolerance = resolve_tolerance(tolerance, True, unit)
+    if isinstance(max_evals, str):
+        if max_evals != "auto":
+            raise ValueError(f"max_evals must be a positive int, 'auto' or None, got {max_evals!r}")
+        finalists = n_candidates
+        for _ in sizes:
+            finalists = max(MIN_FINALISTS, math.ceil(finalists / FACTOR))
+        max_evals = default_max_evals(max(finalists, MIN_FINALISTS))
+    return ScreenThenRace(confidence, sizes, n_train=n_train, tolerance=tolerance, max_evals=max_evals)
+
+
+def why_no_screen(strategy: Any, paired: Any, stopping: Any, beta: Any, rows: Any, rows_name: str) -> str | None:
+    """Why a run with these arguments cannot screen (``None``: it can): the screen races with the paired
+    rule on its own random rows."""
+    if not isinstance(strategy, str):
+        return "a given Strategy object runs as given"
+    if strategy not in ("auto", "paired"):
+        return f"strategy={strategy!r} (the screen races with the paired rule: strategy 'auto' or 'paired')"
+    if paired is False or (strategy == "auto" and (stopping is not None or beta is not None)):
+        return "an unpaired strategy (the screen races with the paired rule)"
+    if rows is not None:
+        return f"{rows_name} gives the rows (the screen draws its own random splits)"
+    return None
+
+
+def screen_or_race(screen: Any, strategy: Any, candidates: list, evaluator: Evaluator, seed: int, *,
+                   n_train: int | None, why_not: str | None, confidence: float, tolerance: Any, max_evals: Any,
+                   unit: bool, race: Any) -> tuple[Any, ScreenDecision]:
+    """The run's strategy and the decision: a :class:`ScreenThenRace` when the rule (or ``screen=True``)
+    says so, else ``race(tolerance)`` (the fronts' usual strategy, with ``tolerance="auto"`` resolved)."""
+    mode = check_screen(screen)
+    decision = decide_screen(mode, len(candidates), n_train, why_not=why_not,
+                             timer=lambda: cost_exponent(evaluator, candidates, int(n_train), seed))
+    if decision["screen"]:
+        return screen_strategy(decision, len(candidates), confidence, int(n_train), tolerance=tolerance,
+                               max_evals=max_evals, unit=unit), decision
+    return race(resolve_tolerance(tolerance, False, unit)), decision
