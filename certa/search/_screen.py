@@ -57,7 +57,8 @@ def check_screen(screen: Any) -> bool | str:
 def cost_exponent(evaluator: Evaluator, candidates: list, n_train: int, seed: int,
                   probes: int = PROBES) -> tuple[float, list[list[float]]]:
     """``a`` in ``time ~ size^a``: a few candidates (spread over the list) timed at ``n_train / 9`` and
-    ``n_train / 3`` (one evaluation each, in this process, not part of the run).
+    ``n_train / 3`` (one evaluation each, in this process, not part of the run). The time is this
+    process's CPU time (all its threads), so other jobs on the machine change it little.
 
     Returns ``(a, [[t_small, t_large], ...])``; ``a`` is ``log3`` of the ratio of the summed times.
     """
@@ -69,13 +70,13 @@ def cost_exponent(evaluator: Evaluator, candidates: list, n_train: int, seed: in
         row = []
         for size in (small, large):
             draw = Draw(c, "subset", (0, i), seed=derive_seed(seed, _PROBE_KEY, i), size=size)
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             try:
                 evaluator.evaluate(candidates[c].params, draw)
             except Exception:  # noqa: BLE001 - a failing candidate says nothing about cost; the run records failures
                 row = []
                 break
-            row.append(time.perf_counter() - t0)
+            row.append(time.process_time() - t0)
         if row:
             times.append(row)
     if not times:
