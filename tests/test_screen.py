@@ -240,15 +240,16 @@ def test_the_rule_screens_many_candidates_whose_cost_grows_and_skips_the_others(
     assert decide_screen(False, 64, 240, timer=never)["screen"] is False     # forbidden
 
 
-def test_banditsearchcv_default_screens_a_64_setting_grid_whose_cost_grows(monkeypatch):
+def test_banditsearchcv_default_screens_a_64_setting_grid_whose_cost_grows(monkeypatch, tmp_path):
     """The front's wiring: the rule's timing (measured above) replaced by its result."""
     import certa.search._screen as screen_mod
 
     X, y = _data()
     timed = []
     monkeypatch.setattr(screen_mod, "cost_exponent", lambda *a, **k: timed.append(a[2]) or (1.5, [[1.0, 5.2]]))
+    store = tmp_path / "s.sqlite"
     s = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 64))}, random_state=0, n_jobs=1,
-                       progress=False).fit(X, y)
+                       progress=False, store=store).fit(X, y)
     assert timed == [240]                       # timed once, on the training part of a split (300 * 0.8)
     assert s.screen_["screen"] is True and s.screen_["exponent"] == 1.5
     assert s.finalists_ and s.best_index_ in s.finalists_ and len(s.rungs_) == len(s.screen_["sizes"])
@@ -256,6 +257,11 @@ def test_banditsearchcv_default_screens_a_64_setting_grid_whose_cost_grows(monke
     assert s.cv_results_["finalist"].sum() == len(s.finalists_)
     assert set(s.cv_results_["n_resources"]) <= set(s.screen_["sizes"]) | {240}
     monkeypatch.setattr(screen_mod, "cost_exponent", lambda *a, **k: (0.1, [[1.0, 1.1]]))
+    # resumed on its store, the run keeps its decision (no timing, which would now say "flat")
+    again = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 64))}, random_state=0, n_jobs=1,
+                           progress=False, store=store).fit(X, y)
+    assert again.screen_["screen"] is True and again.screen_["reason"] == "resumed: the store's run screens"
+    assert again.selection_.n_reused == len(s.selection_.evaluations) and again.best_index_ == s.best_index_
     with pytest.warns(TargetNotReachedWarning):     # (a small cap, to keep the test short)
         flat = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 16))}, random_state=0, n_jobs=1,
                               progress=False, max_evals=64).fit(X, y)

@@ -174,13 +174,43 @@ def why_no_screen(strategy: Any, paired: Any, stopping: Any, beta: Any, rows: An
 
 def screen_or_race(screen: Any, strategy: Any, candidates: list, evaluator: Evaluator, seed: int, *,
                    n_train: int | None, why_not: str | None, confidence: float, tolerance: Any, max_evals: Any,
-                   unit: bool, race: Any) -> tuple[Any, ScreenDecision]:
+                   unit: bool, race: Any, store: Any = None) -> tuple[Any, ScreenDecision]:
     """The run's strategy and the decision: a :class:`ScreenThenRace` when the rule (or ``screen=True``)
-    says so, else ``race(tolerance)`` (the fronts' usual strategy, with ``tolerance="auto"`` resolved)."""
+    says so, else ``race(tolerance)`` (the fronts' usual strategy, with ``tolerance="auto"`` resolved).
+    With ``screen="auto"`` and a ``store`` that holds a run, its decision is kept (a resumed run does
+    not time again)."""
     mode = check_screen(screen)
-    decision = decide_screen(mode, len(candidates), n_train, why_not=why_not,
-                             timer=lambda: cost_exponent(evaluator, candidates, int(n_train), seed))
+    decision = stored_decision(store) if mode == "auto" and why_not is None else None
+    if decision is None:
+        decision = decide_screen(mode, len(candidates), n_train, why_not=why_not,
+                                 timer=lambda: cost_exponent(evaluator, candidates, int(n_train), seed))
     if decision["screen"]:
         return screen_strategy(decision, len(candidates), confidence, int(n_train), tolerance=tolerance,
                                max_evals=max_evals, unit=unit), decision
     return race(resolve_tolerance(tolerance, False, unit)), decision
+
+
+def stored_decision(store: Any) -> ScreenDecision | None:
+    """The decision of the run a store holds (resuming keeps it, whatever the timing would say now):
+    ``None`` when there is no store, it is empty or not readable (the run then reports the store itself)."""
+    import json
+    import os
+
+    if store is None or not os.path.isfile(store):
+        return None
+    try:
+        from ..engine.store import SQLiteStore
+
+        st = SQLiteStore.open_read_only(store)
+        try:
+            spec = json.loads(st.meta().get("description", "{}")).get("strategy", {})
+        finally:
+            st.close()
+    except Exception:  # noqa: BLE001 - an unreadable store is the runner's to report
+        return None
+    name = spec.get("strategy") if isinstance(spec, dict) else None
+    if name == "ScreenThenRace":
+        return ScreenDecision(screen=True, reason="resumed: the store's run screens", sizes=list(spec["sizes"]))
+    if name is not None:
+        return ScreenDecision(screen=False, reason=f"resumed: the store's run does not screen ({name})")
+    return None

@@ -370,7 +370,7 @@ or Strategy, default "auto"
             n_train=n_train_of(check_n_samples(X, y), self.test_size) if self.cv is None else None,
             why_not=why_no_screen(self.strategy, self.paired, self.stopping, self.beta, self.cv, "cv"),
             confidence=self.confidence, tolerance=self.tolerance, max_evals=self.max_evals,
-            unit=unit_scale(example, self.scoring),
+            unit=unit_scale(example, self.scoring), store=self.store,
             race=lambda tolerance: make_strategy(
                 self.strategy, confidence=self.confidence, budget=self.budget, stopping=self.stopping,
                 n_workers=self.n_workers, max_evals=self.max_evals, beta=self.beta, tolerance=tolerance,
@@ -573,7 +573,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
         why_not = "no data: the screen trains on subsets of data"
     strat, decision = screen_or_race(
         screen, strategy, cands, evaluator, seed, why_not=why_not, confidence=confidence, tolerance=tolerance,
-        max_evals=max_evals, unit=False,
+        max_evals=max_evals, unit=False, store=store,
         n_train=None if why_not else n_train_of(len(data[0]) if isinstance(data, tuple) else len(data), test_size),
         race=lambda tol: make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping,
                                        n_workers=n_workers, max_evals=max_evals, beta=beta, tolerance=tol,
