@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +25,7 @@ from .executors import (
 )
 from .fingerprint import stable_hash
 from .progress import Progress
-from .scheduling import check_max_in_flight, scheduling_limits
+from .scheduling import AskTellLoop, check_max_in_flight, scheduling_limits
 from .selection import Selection, note_dropped
 from .store import Owner, Store, as_store
 from .strategy import Strategy
@@ -263,259 +262,331 @@ def run(strategy: Strategy, evaluator: Evaluator, candidates: Any, *, random_sta
     seed = resolve_seed(random_state)
     hooks = check_callbacks(callbacks)
     evaluator.check_candidates(cands)  # bad grid keys or data: refused before any evaluation
-    the_store = as_store(store)
-    private = store is None  # a MemoryStore of this run only
-    parts = run_fingerprint_parts(strategy, evaluator, cands, seed)
-    the_store.bind(joblib_hash(sorted(parts.items())),
-                   {**describe_run(strategy, evaluator, cands, seed, retries, max_failures), "parts": parts})
+    the_run = _Run(strategy, evaluator, cands, seed, store, hooks, n_jobs=n_jobs, executor=executor, retries=retries,
+                   timeout=timeout, progress=progress, max_in_flight=max_in_flight, max_failures=max_failures,
+                   stop_on_failure=stop_on_failure)
+    try:
+        the_run.loop()
+    except KeyboardInterrupt as exc:
+        raise the_run.interrupted() from exc
+    except BaseException as exc:
+        the_run.ended(None, exc)
+        raise
+    finally:
+        the_run.close()
+    return the_run.selection()
 
-    def final_of(attempts: list[Outcome]) -> Outcome | None:
+
+class _Run(AskTellLoop):
+    """One call of :func:`run`: its state, and the steps of its loop as methods.
+
+    The loop (:meth:`AskTellLoop.loop`) asks the strategy while there is room (:meth:`submit`
+    each draw: reuse its stored outcome, or start it here or wait for the process that claimed
+    it: :meth:`start_or_wait`), waits for a running evaluation to finish (:meth:`advance`:
+    :meth:`wait`, with :meth:`poll_waiting` for draws claimed elsewhere, then :meth:`collect`:
+    record what finished, retry failures), and tells the outcomes in the order asked
+    (:meth:`tell`, then :meth:`after_tell`: drop a candidate that keeps failing).
+    """
+
+    def __init__(self, strategy: Strategy, evaluator: Evaluator, cands: list[Candidate], seed: int, store: Any,
+                 hooks: list, *, n_jobs: int | None, executor: Any, retries: int, timeout: float | None,
+                 progress: bool | str, max_in_flight: int | None, max_failures: int | None,
+                 stop_on_failure: bool) -> None:
+        self.strategy, self.cands, self.seed, self.hooks = strategy, cands, seed, hooks
+        self.retries, self.timeout, self.max_failures = retries, timeout, max_failures
+        self.stop_on_failure = stop_on_failure
+        self._open_store(evaluator, store)
+        capacity, max_running = self._start_executor(evaluator, executor, n_jobs, max_in_flight)
+        super().__init__(strategy, len(cands), capacity, max_running, self.ahead)
+        strategy.start(len(cands), seed)
+        self.view = RunView(strategy, cands, seed, getattr(self.store, "path", None))
+        self.owner = Owner.current()
+        self.told: list[tuple[Draw, Outcome, int]] = []
+        self.n_reused = 0
+        self.streak = [0] * len(cands)        # failures in a row per candidate, in the order told
+        self.first: dict[int, Outcome] = {}   # first told outcome per candidate
+        self.n_ok = 0
+        self.n_skipped = 0                    # asks for dropped candidates answered without evaluating
+        self.running: dict[int, _Entry] = {}  # entries being evaluated here, by id
+        self.waiting: dict[int, _Entry] = {}  # entries another process is evaluating (claimed in the store)
+        self.bar = Progress(progress, getattr(strategy, "total_draws", None), recorded=len(self.finished_before),
+                            store=getattr(self.store, "path", None))
+
+    def _open_store(self, evaluator: Evaluator, store: Any) -> None:
+        """Bind the store to this run and read what earlier runs with it finished."""
+        strategy, cands, seed = self.strategy, self.cands, self.seed
+        self.given_store = store
+        self.store = as_store(store)
+        self.private = store is None  # a MemoryStore of this run only
+        parts = run_fingerprint_parts(strategy, evaluator, cands, seed)
+        self.store.bind(joblib_hash(sorted(parts.items())),
+                        {**describe_run(strategy, evaluator, cands, seed, self.retries, self.max_failures),
+                         "parts": parts})
+        # What earlier runs with this store finished: the final attempt of each draw.
+        self.stored_attempts: dict[str, list[Outcome]] = {}
+        for row in self.store.load():
+            self.stored_attempts.setdefault(row.draw.key, []).append(row.outcome)
+        self.finished_before = {key: o for key, o in ((k, self.final_of(a)) for k, a in self.stored_attempts.items())
+                                if o is not None}
+
+    def _start_executor(self, evaluator: Evaluator, executor: Any, n_jobs: int | None,
+                        max_in_flight: int | None) -> tuple[int, int]:
+        """The executor; returns how many draws may be asked and not told, and how many submitted.
+
+        Draws asked but not yet told, and submitted but not yet collected (the policy the virtual
+        clock of certa.planning.clock shares): bounded by an adaptive strategy's max_pending; a
+        fixed plan (max_pending None) may run ahead of a slow draw at the head of the queue; a
+        strategy that asks ahead has n_workers running and is asked once the finished are told.
+        """
+        timeout = self.timeout
+        self.pool, n_workers, self.owned = resolve_executor(executor, n_jobs, timeout)
+        self.hard_timeout = isinstance(self.pool, LocalProcessExecutor)
+        if self.hard_timeout:
+            self.pool.timeout = None if timeout is None else timeout + _HARD_GRACE
+        self.strategy.set_workers(n_workers)  # first: a strategy's max_pending may depend on its workers
+        self.ahead = bool(self.strategy.asks_ahead)
+        capacity, max_running = scheduling_limits(self.strategy.max_pending, n_workers, max_in_flight,
+                                                  asks_ahead=self.ahead)
+        self.ship = _EvaluatorShipping(evaluator, self.pool, max_running)
+        self.alive = getattr(self.pool, "check_alive", None)  # a distributed pool that can lose every worker
+        if self.hard_timeout and self.pool.timeout is not None:
+            self.pool.preload(self.ship.token, self.ship.blob)
+            self.ship.eager = 0
+        return capacity, max_running
+
+    def final_of(self, attempts: list[Outcome]) -> Outcome | None:
         """The outcome a draw ends with, once its attempts are over (None while they are not)."""
         ok = [o for o in attempts if o.ok]
         if ok:
             return ok[0]
-        return attempts[-1] if len(attempts) > retries else None
+        return attempts[-1] if len(attempts) > self.retries else None
 
-    # What earlier runs with this store finished: the final attempt of each draw.
-    stored_attempts: dict[str, list[Outcome]] = {}
-    for row in the_store.load():
-        stored_attempts.setdefault(row.draw.key, []).append(row.outcome)
-    finished_before = {key: o for key, o in ((k, final_of(a)) for k, a in stored_attempts.items()) if o is not None}
+    # -- the loop --------------------------------------------------------------------------------
 
-    pool, n_workers, owned = resolve_executor(executor, n_jobs, timeout)
-    hard_timeout = isinstance(pool, LocalProcessExecutor)
-    if hard_timeout:
-        pool.timeout = None if timeout is None else timeout + _HARD_GRACE
-    # Draws asked but not yet told, and submitted but not yet collected (the policy the virtual
-    # clock of certa.planning.clock shares): bounded by an adaptive strategy's max_pending; a
-    # fixed plan (max_pending None) may run ahead of a slow draw at the head of the queue; a
-    # strategy that asks ahead has n_workers running and is asked once the finished are told.
-    strategy.set_workers(n_workers)  # first: a strategy's max_pending may depend on its workers
-    ahead = bool(strategy.asks_ahead)
-    capacity, max_running = scheduling_limits(strategy.max_pending, n_workers, max_in_flight, asks_ahead=ahead)
-    ship = _EvaluatorShipping(evaluator, pool, max_running)
-    alive = getattr(pool, "check_alive", None)  # a distributed pool that can lose every worker
-    if hard_timeout and pool.timeout is not None:
-        pool.preload(ship.token, ship.blob)
-        ship.eager = 0
-    strategy.start(len(cands), seed)
-    view = RunView(strategy, cands, seed, getattr(the_store, "path", None))
-    owner = Owner.current()
-    queue: deque[_Entry] = deque()
-    asked: set[str] = set()
-    told: list[tuple[Draw, Outcome, int]] = []
-    n_reused = 0
-    streak = [0] * len(cands)        # failures in a row per candidate, in the order told
-    first: dict[int, Outcome] = {}   # first told outcome per candidate
-    n_ok = 0
-    n_skipped = 0                    # asks for dropped candidates answered without evaluating
+    def loop(self) -> None:
+        """Ask, evaluate and tell until the strategy is finished (or asks for nothing more)."""
+        for hook in self.hooks:
+            hook.on_run_start(self.view)
+        super().loop()
 
-    def submit(entry: _Entry, with_evaluator: bool = False) -> None:
-        cand = cands[entry.draw.candidate]
-        entry.future = ship.submit(cand.params, entry.draw, entry.attempt, timeout, with_evaluator)
+    def n_running(self) -> int:
+        return len(self.running)
 
-    running: dict[int, _Entry] = {}  # entries being evaluated here, by id
-    waiting: dict[int, _Entry] = {}  # entries another process is evaluating (claimed in the store)
+    def ready(self, entry: _Entry) -> bool:
+        return entry.outcome is not None
 
-    def start_or_wait(entry: _Entry) -> None:
+    def submit(self, draw: Draw) -> _Entry:
+        """The queue entry of a draw just asked: its stored outcome, a dropped candidate's, or started."""
+        strategy = self.strategy
+        entry = _Entry(draw, attempt=len(self.stored_attempts.get(draw.key, [])) + 1)
+        if draw.key in self.finished_before:
+            entry.outcome, entry.reused = self.finished_before[draw.key], True
+            self.n_reused += 1
+        elif draw.candidate in strategy.dropped:
+            self.n_skipped += 1
+            if self.n_skipped > 10_000:
+                raise RuntimeError(f"{type(strategy).__name__} keeps asking for dropped candidates")
+            entry.outcome = Outcome.failure(f"candidate dropped: {strategy.dropped[draw.candidate]}",
+                                            status="dropped")
+        else:
+            self.start_or_wait(entry)
+        return entry
+
+    def submitted(self) -> None:
+        if self.stop_on_failure:
+            self.collect()  # a failure that is already known stops the run before the next evaluation
+
+    def stop_asking(self) -> None:
+        """The strategy is finished, or asks for nothing and nothing is left to tell."""
+        strategy = self.strategy
+        if not strategy.finished and not self.queue and len(strategy.dropped) < len(self.cands):
+            raise RuntimeError(f"{type(strategy).__name__} is not finished but asks for nothing")
+        if self.ahead and not self.stop_on_failure:
+            self.collect()  # what finished past the stop is kept in the store (spent ahead)
+
+    def advance(self) -> None:
+        self.wait()
+        self.collect()
+
+    def send(self, entry: _Entry, with_evaluator: bool = False) -> None:
+        """Submit ``entry``'s evaluation (its current attempt) to the executor."""
+        cand = self.cands[entry.draw.candidate]
+        entry.future = self.ship.submit(cand.params, entry.draw, entry.attempt, self.timeout, with_evaluator)
+
+    def start_or_wait(self, entry: _Entry) -> None:
         """Evaluate ``entry`` here if its claim is ours, else wait for the process that holds it."""
-        nonlocal n_reused
         key = entry.draw.key
-        if private:  # nobody else can see this store: nothing to claim
-            submit(entry)
-            running[id(entry)] = entry
+        if self.private:  # nobody else can see this store: nothing to claim
+            self.send(entry)
+            self.running[id(entry)] = entry
             return
-        if not the_store.claim(key, owner):
-            waiting[id(entry)] = entry
+        if not self.store.claim(key, self.owner):
+            self.waiting[id(entry)] = entry
             return
-        attempts = the_store.attempts(key)  # another process may have recorded some since we loaded
-        done = final_of(attempts)
+        attempts = self.store.attempts(key)  # another process may have recorded some since we loaded
+        done = self.final_of(attempts)
         if done is not None:  # finished by another process since we loaded the store
-            the_store.release(key, owner)
+            self.store.release(key, self.owner)
             entry.outcome, entry.attempt, entry.reused = done, len(attempts), True
-            n_reused += 1
+            self.n_reused += 1
             return
         entry.attempt = len(attempts) + 1
-        submit(entry)
-        running[id(entry)] = entry
+        self.send(entry)
+        self.running[id(entry)] = entry
 
-    def poll_waiting() -> None:
-        nonlocal n_reused
-        for k, e in list(waiting.items()):
-            attempts = the_store.attempts(e.draw.key)
-            done = final_of(attempts)
+    def wait(self) -> None:
+        """Wait until an evaluation running here finishes, or look again at the draws claimed elsewhere."""
+        futures = [e.future for e in self.running.values()]
+        if self.waiting:
+            if futures:
+                wait(futures, timeout=_POLL, return_when=FIRST_COMPLETED)
+            else:
+                time.sleep(_POLL)
+            self.poll_waiting()
+        elif futures:
+            if self.alive is None:
+                wait(futures, return_when=FIRST_COMPLETED)
+            elif self.timeout is not None:  # (Dask) look for evaluations past their limit as well
+                wait(futures, timeout=DASK_TIMEOUT_POLL, return_when=FIRST_COMPLETED)
+                self.alive()
+            elif not wait(futures, timeout=_HEALTH_POLL, return_when=FIRST_COMPLETED).done:
+                self.alive()  # nothing finished: is there still a worker to finish it?
+
+    def poll_waiting(self) -> None:
+        """Take the outcomes other processes recorded; take over the draws whose owner died."""
+        for k, e in list(self.waiting.items()):
+            attempts = self.store.attempts(e.draw.key)
+            done = self.final_of(attempts)
             if done is not None:
                 e.outcome, e.attempt, e.reused = done, len(attempts), True
-                n_reused += 1
-                del waiting[k]
-            elif the_store.claim(e.draw.key, owner):  # its owner died: take the draw over
-                del waiting[k]
-                start_or_wait(e)
+                self.n_reused += 1
+                del self.waiting[k]
+            elif self.store.claim(e.draw.key, self.owner):  # its owner died: take the draw over
+                del self.waiting[k]
+                self.start_or_wait(e)
 
-    def collect() -> None:
-        for e in list(running.values()):
+    def collect(self) -> None:
+        """Record every finished evaluation in the store; submit a failed one again while it has retries."""
+        for e in list(self.running.values()):
             if not e.future.done():
                 continue
             try:
                 outcome = e.future.result()
             except EvaluationTimeout as exc:
-                outcome = Outcome.failure(str(exc), status="timeout", duration=float(timeout or 0.0))
+                outcome = Outcome.failure(str(exc), status="timeout", duration=float(self.timeout or 0.0))
             except Exception as exc:  # noqa: BLE001 - e.g. a worker that died
                 outcome = Outcome.failure(f"{type(exc).__name__}: {exc}")
             if outcome is MISSING_EVALUATOR or getattr(outcome, "status", None) == MISSING_EVALUATOR.status:
-                submit(e, with_evaluator=True)  # this worker had not seen the evaluator yet
+                self.send(e, with_evaluator=True)  # this worker had not seen the evaluator yet
                 continue
             outcome.attempt = e.attempt
-            the_store.record(e.draw, outcome)
-            if not outcome.ok and e.attempt <= retries:
+            self.store.record(e.draw, outcome)
+            if not outcome.ok and e.attempt <= self.retries:
                 e.attempt += 1
-                submit(e, with_evaluator=isinstance(outcome.error, str) and outcome.error.startswith("WorkerDied"))
-            elif not outcome.ok and stop_on_failure:
-                raise EvaluationFailedError(e.draw, outcome, cands[e.draw.candidate])
+                self.send(e, with_evaluator=isinstance(outcome.error, str) and outcome.error.startswith("WorkerDied"))
+            elif not outcome.ok and self.stop_on_failure:
+                raise EvaluationFailedError(e.draw, outcome, self.cands[e.draw.candidate])
             else:
                 e.outcome = outcome
                 e.future = None
-                del running[id(e)]
+                del self.running[id(e)]
                 # (its claim is left to release_all at the end: a finished draw's claim is harmless,
                 # others look at its recorded attempts first)
 
-    def after_tell(draw: Draw, outcome: Outcome) -> None:
-        """Drop a candidate that keeps failing; stop when every candidate's first evaluation failed alike."""
-        nonlocal n_ok
-        c = draw.candidate
-        first.setdefault(c, outcome)
+    def tell(self, head: _Entry) -> None:
+        """Tell the strategy the outcome at the head of the queue; count it, show it, pass it to the callbacks."""
+        draw, outcome = head.draw, head.outcome
         if outcome.ok:
-            n_ok += 1
-            streak[c] = 0
+            check_score(outcome.score, self.cands[draw.candidate], draw)
+        elif self.stop_on_failure and outcome.status != "dropped":  # e.g. a failure reused from the store
+            raise EvaluationFailedError(draw, outcome, self.cands[draw.candidate])
+        self.strategy.tell(draw, outcome)
+        if outcome.status == "dropped":
+            return
+        self.told.append((draw, outcome, head.attempt))
+        self.bar.advance(outcome, head.reused)
+        if self.hooks:
+            view = self.view
+            view.n_evaluations, view.n_reused = len(self.told), view.n_reused + head.reused
+            evaluation = Evaluation(len(self.told) - 1, draw, outcome, self.cands[draw.candidate], head.reused)
+            for hook in self.hooks:
+                hook.on_evaluation(view, evaluation)
+        self.after_tell(draw, outcome)
+
+    def after_tell(self, draw: Draw, outcome: Outcome) -> None:
+        """Drop a candidate that keeps failing; stop when every candidate's first evaluation failed alike."""
+        c, cands, max_failures = draw.candidate, self.cands, self.max_failures
+        self.first.setdefault(c, outcome)
+        if outcome.ok:
+            self.n_ok += 1
+            self.streak[c] = 0
         else:
-            streak[c] += 1
-            if max_failures is not None and streak[c] >= max_failures and c not in strategy.dropped:
-                strategy.drop(c, f"{streak[c]} evaluations in a row failed; last: {outcome.error}")
-        if max_failures is not None and n_ok == 0 and len(first) == len(cands) \
-                and len({o.error for o in first.values()}) == 1:
-            o = first[0]
+            self.streak[c] += 1
+            if max_failures is not None and self.streak[c] >= max_failures and c not in self.strategy.dropped:
+                self.strategy.drop(c, f"{self.streak[c]} evaluations in a row failed; last: {outcome.error}")
+        if max_failures is not None and self.n_ok == 0 and len(self.first) == len(cands) \
+                and len({o.error for o in self.first.values()}) == 1:
+            o = self.first[0]
             raise AllEvaluationsFailedError(
                 f"every candidate failed: the first evaluation of every candidate ({len(cands)}) failed with the "
                 f"same error, so the run stopped early: {o.error}")
 
-    bar = Progress(progress, getattr(strategy, "total_draws", None), recorded=len(finished_before),
-                   store=getattr(the_store, "path", None))
-    try:
-        for hook in hooks:
-            hook.on_run_start(view)
-        while True:
-            while not strategy.finished and len(queue) < capacity and len(running) < max_running \
-                    and not (ahead and queue and queue[0].outcome is not None):
-                draw = strategy.ask()
-                if draw is None:
-                    break
-                if not 0 <= draw.candidate < len(cands):
-                    raise RuntimeError(f"strategy asked for candidate {draw.candidate} of {len(cands)}")
-                if draw.key in asked:
-                    raise RuntimeError(f"strategy asked for draw {draw.key} twice")
-                asked.add(draw.key)
-                entry = _Entry(draw, attempt=len(stored_attempts.get(draw.key, [])) + 1)
-                if draw.key in finished_before:
-                    entry.outcome, entry.reused = finished_before[draw.key], True
-                    n_reused += 1
-                elif draw.candidate in strategy.dropped:
-                    n_skipped += 1
-                    if n_skipped > 10_000:
-                        raise RuntimeError(f"{type(strategy).__name__} keeps asking for dropped candidates")
-                    entry.outcome = Outcome.failure(f"candidate dropped: {strategy.dropped[draw.candidate]}",
-                                                    status="dropped")
-                else:
-                    start_or_wait(entry)
-                queue.append(entry)
-                if stop_on_failure:
-                    collect()  # a failure that is already known stops the run before the next evaluation
-            if strategy.finished or not queue:
-                if not strategy.finished and not queue and len(strategy.dropped) < len(cands):
-                    raise RuntimeError(f"{type(strategy).__name__} is not finished but asks for nothing")
-                if ahead and not stop_on_failure:
-                    collect()  # what finished past the stop is kept in the store (spent ahead)
-                break
-            head = queue[0]
-            if head.outcome is None:
-                futures = [e.future for e in running.values()]
-                if waiting:
-                    if futures:
-                        wait(futures, timeout=_POLL, return_when=FIRST_COMPLETED)
-                    else:
-                        time.sleep(_POLL)
-                    poll_waiting()
-                elif futures:
-                    if alive is None:
-                        wait(futures, return_when=FIRST_COMPLETED)
-                    elif timeout is not None:  # (Dask) look for evaluations past their limit as well
-                        wait(futures, timeout=DASK_TIMEOUT_POLL, return_when=FIRST_COMPLETED)
-                        alive()
-                    elif not wait(futures, timeout=_HEALTH_POLL, return_when=FIRST_COMPLETED).done:
-                        alive()  # nothing finished: is there still a worker to finish it?
-                collect()
-                continue
-            queue.popleft()
-            if head.outcome.ok:
-                check_score(head.outcome.score, cands[head.draw.candidate], head.draw)
-            elif stop_on_failure and head.outcome.status != "dropped":  # e.g. a failure reused from the store
-                raise EvaluationFailedError(head.draw, head.outcome, cands[head.draw.candidate])
-            strategy.tell(head.draw, head.outcome)
-            if head.outcome.status == "dropped":
-                continue
-            told.append((head.draw, head.outcome, head.attempt if head.outcome is not None else 1))
-            bar.advance(head.outcome, head.reused)
-            if hooks:
-                view.n_evaluations, view.n_reused = len(told), view.n_reused + head.reused
-                evaluation = Evaluation(len(told) - 1, head.draw, head.outcome, cands[head.draw.candidate],
-                                        head.reused)
-                for hook in hooks:
-                    hook.on_evaluation(view, evaluation)
-            after_tell(head.draw, head.outcome)
-    except KeyboardInterrupt as exc:
-        partial = _partial_selection(strategy, cands, told, seed, n_reused, max_failures)
-        for hook in hooks:
-            hook.on_run_end(view, partial)
-        raise RunInterrupted(partial, getattr(the_store, "path", None)) from exc
-    except BaseException as exc:
-        for hook in hooks:
-            hook.on_run_end(view, None, exc)
-        raise
-    finally:
-        for e in queue:
+    # -- the end ---------------------------------------------------------------------------------
+
+    def ended(self, selection: Selection | None, error: BaseException | None = None) -> None:
+        """Tell the callbacks the run is over (with its selection, or the error that ended it)."""
+        for hook in self.hooks:
+            if error is None:
+                hook.on_run_end(self.view, selection)
+            else:
+                hook.on_run_end(self.view, selection, error)
+
+    def interrupted(self) -> RunInterrupted:
+        """Ctrl-C: the anytime answer from what was told so far, as the error to raise."""
+        partial = _partial_selection(self.strategy, self.cands, self.told, self.seed, self.n_reused,
+                                     self.max_failures)
+        self.ended(partial)
+        return RunInterrupted(partial, getattr(self.store, "path", None))
+
+    def close(self) -> None:
+        """Cancel what has not started, give up this run's claims, close what the run opened."""
+        for e in self.queue:
             if e.future is not None and not e.future.done():
                 e.future.cancel()
-                if hard_timeout:
+                if self.hard_timeout:
                     LocalProcessExecutor.cancel(e.future)  # not started: never start it
-        the_store.release_all(owner)
-        if isinstance(store, (str, os.PathLike)):  # a store this run opened: closing it leaves one file
-            the_store.close()
-        bar.close()
-        if owned and hasattr(pool, "shutdown"):
-            pool.shutdown(wait=False)
-    try:
-        if told and n_ok == 0 and max_failures is not None:
-            draw, o, _ = told[0]
-            raise AllEvaluationsFailedError(
-                f"every candidate failed: all {len(told)} evaluations failed; the first, of candidate "
-                f"{cands[draw.candidate].name!r} (draw {draw.key}), with: {o.error}")
-        result = strategy.result()
-        dropped_note = note_dropped(result, strategy.dropped, cands, told)
-        if max_failures is not None:  # (None: the caller decides what failures mean, and says it)
-            for note in result.get("warnings", ()):
-                warnings.warn(_with_names(note, cands), FailedEvaluationsWarning, stacklevel=2)
-            if dropped_note is not None:
-                warnings.warn(dropped_note, DroppedCandidateWarning, stacklevel=2)
-        unused = set(strategy.spent_ahead())
-        selection = Selection(candidates=cands, told=[t for t in told if t[0].key not in unused], result=result,
-                              seed=seed, strategy=strategy.spec(), n_reused=n_reused)
-        selection._strategy_object, selection._max_failures = strategy, max_failures
-    except Exception as exc:
-        for hook in hooks:
-            hook.on_run_end(view, None, exc)
-        raise
-    for hook in hooks:
-        hook.on_run_end(view, selection)
-    return selection
+        self.store.release_all(self.owner)
+        if isinstance(self.given_store, (str, os.PathLike)):  # a store this run opened: closing it leaves one file
+            self.store.close()
+        self.bar.close()
+        if self.owned and hasattr(self.pool, "shutdown"):
+            self.pool.shutdown(wait=False)
+
+    def selection(self) -> Selection:
+        """The run's :class:`Selection`, warning about failures that could have changed the choice."""
+        strategy, cands, told, max_failures = self.strategy, self.cands, self.told, self.max_failures
+        try:
+            if told and self.n_ok == 0 and max_failures is not None:
+                draw, o, _ = told[0]
+                raise AllEvaluationsFailedError(
+                    f"every candidate failed: all {len(told)} evaluations failed; the first, of candidate "
+                    f"{cands[draw.candidate].name!r} (draw {draw.key}), with: {o.error}")
+            result = strategy.result()
+            dropped_note = note_dropped(result, strategy.dropped, cands, told)
+            if max_failures is not None:  # (None: the caller decides what failures mean, and says it)
+                for note in result.get("warnings", ()):  # stacklevel 3: the caller of run()
+                    warnings.warn(_with_names(note, cands), FailedEvaluationsWarning, stacklevel=3)
+                if dropped_note is not None:
+                    warnings.warn(dropped_note, DroppedCandidateWarning, stacklevel=3)
+            unused = set(strategy.spent_ahead())
+            selection = Selection(candidates=cands, told=[t for t in told if t[0].key not in unused], result=result,
+                                  seed=self.seed, strategy=strategy.spec(), n_reused=self.n_reused)
+            selection._strategy_object, selection._max_failures = strategy, max_failures
+        except Exception as exc:
+            self.ended(None, exc)
+            raise
+        self.ended(selection)
+        return selection
 
 
 def _with_names(note: str, cands: list[Candidate]) -> str:

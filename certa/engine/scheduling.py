@@ -1,10 +1,12 @@
 """The runner's scheduling policy: how many draws may be asked ahead, and how many submitted.
 
-One function shared by :func:`certa.engine.runner.run` and the virtual clock of
-:mod:`certa.planning.clock`, so a wall time planned on the clock follows the same rules as a
-real run.
+The limits (:func:`scheduling_limits`) and the loop that applies them (:class:`AskTellLoop`) are
+shared by :func:`certa.engine.runner.run` and the virtual clock of :mod:`certa.planning.clock`, so
+a wall time planned on the clock follows the same rules as a real run.
 """
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 
@@ -73,3 +75,80 @@ def check_max_in_flight(max_in_flight: int | None) -> int | None:
                                       or not isinstance(max_in_flight, (int, np.integer)) or max_in_flight < 1):
         raise ValueError(f"max_in_flight must be a positive int or None, got {max_in_flight!r}")
     return max_in_flight
+
+
+class AskTellLoop:
+    """The runner's order of asks and tells, shared by :func:`certa.engine.runner.run` and the
+    virtual clock of :mod:`certa.planning.clock`.
+
+    :meth:`loop` asks the strategy while it is not finished, fewer than ``capacity`` draws are
+    asked and not yet told, fewer than ``max_running`` are submitted and not yet collected, and
+    (for a strategy that asks ahead) the draw at the head of the queue is not ready to be told:
+    it is told first, so the strategy asks with all it can know. Outcomes are told in the order
+    the draws were asked. A subclass says what submitting a draw means (:meth:`submit`), when
+    an entry is ready (:meth:`ready`), how time moves on while the head is not (:meth:`advance`),
+    what telling does (:meth:`tell`) and what happens when nothing is left (:meth:`stop_asking`).
+    """
+
+    def __init__(self, strategy, n_candidates: int, capacity: int, max_running: int, asks_ahead: bool) -> None:
+        self.strategy, self.n_candidates = strategy, int(n_candidates)
+        self.capacity, self.max_running, self.ahead = capacity, max_running, bool(asks_ahead)
+        self.queue: deque = deque()   # entries asked, not yet told, in the order asked
+        self.asked: set[str] = set()
+
+    def loop(self) -> None:
+        """Ask, move on and tell until the strategy is finished or asks for nothing more."""
+        strategy, queue = self.strategy, self.queue
+        while True:
+            self.ask()
+            if strategy.finished or not queue:
+                self.stop_asking()
+                return
+            if self.ready(queue[0]):
+                self.tell(queue.popleft())
+            else:  # wait for the head of the queue: outcomes are told in order
+                self.advance()
+
+    def ask(self) -> None:
+        """Ask the strategy for draws while it may have more asked, and more submitted."""
+        strategy, queue = self.strategy, self.queue
+        while not strategy.finished and len(queue) < self.capacity and self.n_running() < self.max_running \
+                and not (self.ahead and queue and self.ready(queue[0])):
+            draw = strategy.ask()
+            if draw is None:
+                break
+            if not 0 <= draw.candidate < self.n_candidates:
+                raise RuntimeError(f"strategy asked for candidate {draw.candidate} of {self.n_candidates}")
+            if draw.key in self.asked:
+                raise RuntimeError(f"strategy asked for draw {draw.key} twice")
+            self.asked.add(draw.key)
+            queue.append(self.submit(draw))
+            self.submitted()
+
+    def stop_asking(self) -> None:
+        """Nothing left to tell: refuse a strategy that is not finished but asks for nothing."""
+        if not self.strategy.finished and not self.queue:
+            raise RuntimeError(f"{type(self.strategy).__name__} is not finished but asks for nothing")
+
+    def submitted(self) -> None:
+        """Called after each draw is submitted and queued."""
+
+    def n_running(self) -> int:  # pragma: no cover - abstract
+        """Draws submitted and not yet collected."""
+        raise NotImplementedError
+
+    def submit(self, draw):  # pragma: no cover - abstract
+        """Start ``draw`` (or find its outcome); return its queue entry."""
+        raise NotImplementedError
+
+    def ready(self, entry) -> bool:  # pragma: no cover - abstract
+        """Whether ``entry``'s outcome is there to be told."""
+        raise NotImplementedError
+
+    def advance(self) -> None:  # pragma: no cover - abstract
+        """Wait for an evaluation to finish and collect what finished."""
+        raise NotImplementedError
+
+    def tell(self, entry) -> None:  # pragma: no cover - abstract
+        """Tell the strategy ``entry``'s outcome (the head of the queue)."""
+        raise NotImplementedError

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome
 from ..engine.evaluators import Evaluator, FunctionEvaluator, execute
-from ..engine.scheduling import check_max_in_flight, scheduling_limits
+from ..engine.scheduling import AskTellLoop, check_max_in_flight, scheduling_limits
 from ..engine.strategy import Strategy
 
 #: Spawn-key tag of the duration streams (apart from every score seed).
@@ -361,6 +361,58 @@ class _Job:
     collected: bool = False
 
 
+class _Clock(AskTellLoop):
+    """The runner's loop (:class:`~certa.engine.scheduling.AskTellLoop`) on simulated time: an
+    evaluation runs when one of ``W`` workers is free, first submitted first, and takes its
+    simulated duration; the loop waits by moving the clock to the next evaluation to finish."""
+
+    def __init__(self, strategy: Strategy, evaluator: Evaluator, params: list[dict], model: Durations, workers: int,
+                 seed: int, capacity: int, max_running: int) -> None:
+        super().__init__(strategy, len(params), capacity, max_running, strategy.asks_ahead)
+        self.evaluator, self.params, self.model, self.W, self.seed = evaluator, params, model, workers, seed
+        self.running: list[_Job] = []          # submitted, not yet collected
+        self.waiting: deque[_Job] = deque()    # submitted, not yet started (the executor's queue)
+        self.active: list[tuple[float, int, _Job]] = []   # on a worker: (finish, order, job)
+        self.jobs: list[_Job] = []
+        self.now, self.told = 0.0, 0
+
+    def n_running(self) -> int:
+        return len(self.running)
+
+    def ready(self, job: _Job) -> bool:
+        return job.collected
+
+    def submit(self, draw: Draw) -> _Job:
+        duration = self.model.for_draw(draw, self.seed)
+        outcome = execute(self.evaluator, self.params[draw.candidate], draw, 1, None)
+        outcome.duration = duration
+        job = _Job(draw, outcome, duration, len(self.jobs))
+        self.jobs.append(job)
+        if len(self.active) < self.W:
+            self.start(job)
+        else:
+            self.waiting.append(job)
+        self.running.append(job)
+        return job
+
+    def start(self, job: _Job) -> None:
+        job.start, job.finish = self.now, self.now + job.duration
+        heapq.heappush(self.active, (job.finish, job.order, job))
+
+    def advance(self) -> None:
+        """Move the clock to the next evaluation to finish; collect every one finished by then."""
+        self.now = self.active[0][0]
+        while self.active and self.active[0][0] <= self.now:
+            heapq.heappop(self.active)[2].collected = True
+        while self.waiting and len(self.active) < self.W:
+            self.start(self.waiting.popleft())
+        self.running = [j for j in self.running if not j.collected]
+
+    def tell(self, job: _Job) -> None:
+        self.strategy.tell(job.draw, job.outcome)
+        self.told += 1
+
+
 def clock_run(strategy: Strategy, score: Evaluator | Callable[[dict, int], float], n_candidates: int, *,
               workers: int, durations: Any = 1.0, seed: int = 0, max_in_flight: int | None = None,
               names: Sequence[str] | None = None) -> ClockRun:
@@ -421,59 +473,11 @@ def clock_run(strategy: Strategy, score: Evaluator | Callable[[dict, int], float
     params = [{"candidate": i} for i in range(K)]
 
     strategy.set_workers(W)
-    ahead_rule = bool(strategy.asks_ahead)
-    capacity, max_running = scheduling_limits(strategy.max_pending, W, max_in_flight, asks_ahead=ahead_rule)
+    capacity, max_running = scheduling_limits(strategy.max_pending, W, max_in_flight, asks_ahead=strategy.asks_ahead)
     strategy.start(K, seed)
-    queue: deque[_Job] = deque()      # asked, not yet told
-    running: list[_Job] = []          # submitted, not yet collected
-    waiting: deque[_Job] = deque()    # submitted, not yet started (the executor's queue)
-    active: list[tuple[float, int, _Job]] = []   # on a worker: (finish, order, job)
-    jobs: list[_Job] = []
-    asked: set[str] = set()
-    now, told = 0.0, 0
-
-    def start(job: _Job) -> None:
-        job.start, job.finish = now, now + job.duration
-        heapq.heappush(active, (job.finish, job.order, job))
-
-    while True:
-        while not strategy.finished and len(queue) < capacity and len(running) < max_running \
-                and not (ahead_rule and queue and queue[0].collected):   # (it is told first)
-            draw = strategy.ask()
-            if draw is None:
-                break
-            if not 0 <= draw.candidate < K:
-                raise RuntimeError(f"strategy asked for candidate {draw.candidate} of {K}")
-            if draw.key in asked:
-                raise RuntimeError(f"strategy asked for draw {draw.key} twice")
-            asked.add(draw.key)
-            duration = model.for_draw(draw, seed)
-            outcome = execute(evaluator, params[draw.candidate], draw, 1, None)
-            outcome.duration = duration
-            job = _Job(draw, outcome, duration, len(jobs))
-            jobs.append(job)
-            if len(active) < W:
-                start(job)
-            else:
-                waiting.append(job)
-            queue.append(job)
-            running.append(job)
-        if strategy.finished or not queue:
-            if not strategy.finished and not queue:
-                raise RuntimeError(f"{type(strategy).__name__} is not finished but asks for nothing")
-            break
-        head = queue[0]
-        if not head.collected:   # wait for the next evaluation to finish, collect all finished
-            now = active[0][0]
-            while active and active[0][0] <= now:
-                heapq.heappop(active)[2].collected = True
-            while waiting and len(active) < W:
-                start(waiting.popleft())
-            running = [j for j in running if not j.collected]
-            continue
-        queue.popleft()
-        strategy.tell(head.draw, head.outcome)
-        told += 1
+    clock = _Clock(strategy, evaluator, params, model, W, seed, capacity, max_running)
+    clock.loop()
+    now, jobs, told = clock.now, clock.jobs, clock.told
     busy = sum(min(j.finish, now) - j.start for j in jobs if j.start <= now)
     result = strategy.result()
     ahead = result.get("evaluations_ahead")

@@ -420,7 +420,27 @@ class TopTwoThompson(_Confident):
         return self._top_two_draw()
 
 
-class BatchThompson(_Confident):
+class _InFlight:
+    """A strategy that keeps a configured number of draws in flight (its constructor's ``n_workers``)."""
+
+    _in_flight: int = 1
+
+    @property
+    def in_flight(self) -> int:
+        """Evaluations asked and not yet told at most: the constructor's ``n_workers`` (part of
+        :meth:`spec`); not :attr:`~certa.engine.strategy.Strategy.n_workers`, the executor's workers,
+        which the runner sets and which does not change what this strategy asks."""
+        return self._in_flight
+
+    @property
+    def max_pending(self) -> int:  # type: ignore[override]
+        return self._in_flight
+
+    def spec(self) -> dict[str, Any]:
+        return {**super().spec(), "n_workers": self._in_flight}
+
+
+class BatchThompson(_InFlight, _Confident):
     """Asynchronous Thompson sampling for W parallel workers (FIESTA's BTS, Kandasamy et al. 2018).
 
     Up to ``n_workers`` evaluations are in flight; whenever one finishes, the
@@ -440,10 +460,6 @@ class BatchThompson(_Confident):
     ``rule="thompson", stopping="glr"`` warns.
     """
 
-    #: The configured batch size (part of :meth:`spec`); shadows :attr:`Strategy.n_workers`, so the
-    #: runner's :meth:`set_workers` (the executor's workers) does not change what this strategy asks.
-    n_workers: int = 1
-
     def __init__(self, confidence: float, n_workers: int = 4, *, rule: str = "top_two",
                  beta: float | str = DEFAULT_BETA, min_evals: int = 3, stopping: str | None = None,
                  transform: str | None = None, max_evals: int | None = None, tolerance: float = 0.0) -> None:
@@ -456,13 +472,9 @@ class BatchThompson(_Confident):
                           "use rule='top_two' (the default) or stopping='bayes'", UserWarning, stacklevel=2)
         super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals,
                          tolerance=tolerance)
-        self.n_workers = check_int("n_workers", n_workers, 1)
+        self._in_flight = check_int("n_workers", n_workers, 1)
         self.rule = rule
         self.beta = check_beta(beta)
-
-    @property
-    def max_pending(self) -> int:  # type: ignore[override]
-        return self.n_workers
 
     def _next_draw(self) -> Draw:
         if self.rule == "thompson":
@@ -471,7 +483,7 @@ class BatchThompson(_Confident):
         return self._top_two_draw()
 
 
-class UniformUntilConfident(_Confident):
+class UniformUntilConfident(_InFlight, _Confident):
     """Non-adaptive fixed confidence (FIESTA's baseline): evaluate every candidate once per
     round until the stopping rule fires.
 
@@ -480,24 +492,16 @@ class UniformUntilConfident(_Confident):
     ``non_adaptive_fc`` does.
     """
 
-    #: The configured batch size (part of :meth:`spec`); shadows :attr:`Strategy.n_workers`, so the
-    #: runner's :meth:`set_workers` (the executor's workers) does not change what this strategy asks.
-    n_workers: int = 1
-
     def __init__(self, confidence: float, min_evals: int = 3, *, stopping: str = DEFAULT_STOPPING,
                  transform: str | None = None, max_evals: int | None = None, n_workers: int = 1,
                  check: str = "evaluation", tolerance: float = 0.0) -> None:
         super().__init__(confidence, min_evals=min_evals, stopping=stopping, transform=transform, max_evals=max_evals,
                          tolerance=tolerance)
-        self.n_workers = check_int("n_workers", n_workers, 1)
+        self._in_flight = check_int("n_workers", n_workers, 1)
         self.check = check_choice("check", check, ("evaluation", "round"))
 
     def _check_now(self) -> bool:
         return self.check == "evaluation" or self._told % self.n_candidates == 0
-
-    @property
-    def max_pending(self) -> int:  # type: ignore[override]
-        return self.n_workers
 
     def _next_draw(self) -> Draw:
         c = int(self._asked.sum()) % self.n_candidates
