@@ -8,6 +8,18 @@ the environment variable ``CERTA_BENCH_RESULTS``, which child processes inherit)
 Each area script (``adaptive.py``, ``progressive.py``, ...) is a list of subcommands run by
 :func:`run_subcommand`; a subcommand's code is a module of the area's private package
 (``_adaptive/``, ``_progressive/``, ...) with a ``main(argv)``.
+
+A new benchmark is such a module, listed in its area's ``COMMANDS``; it measures, and leaves the
+report to the helpers here (:func:`machine_info` and :func:`loadavg` for the conditions,
+:func:`md_section` / :func:`md_table` for the tables, :func:`save` or :func:`write_results` for
+the two files, :func:`read_result` for a report built from earlier runs)::
+
+    def main(argv=None):
+        args = argparse.ArgumentParser(prog="area.py name", description=__doc__).parse_args(argv)
+        info, rows = machine_info(), [measure(n) for n in (10, 100)]
+        md = ["# What it measures", ""] + md_section("Wall time", f"Load {fmt_load(loadavg())}.",
+                                                     ["n", "seconds"], [[r["n"], f"{r['s']:.2f}"] for r in rows])
+        save("area_name", {"machine": info, "rows": rows, "load_end": loadavg()}, md)
 """
 
 from __future__ import annotations
@@ -21,7 +33,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -255,6 +267,57 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str |
             raise ValueError(f"a row has {len(row)} cells, expected {len(headers)}")
         lines.append("| " + " | ".join(map(str, row)) + " |")
     return "\n".join(lines)
+
+
+def md_section(title: str, intro: str | Sequence[str] | None, headers: Sequence[str],
+               rows: Iterable[Sequence[Any]], align: str | None = None) -> list[str]:
+    """The lines of one section of a markdown report: ``## title``, the intro, a table, a blank line.
+
+    ``intro`` is a paragraph (or a list of them), each followed by a blank line; ``rows`` are
+    the table's rows, their cells already formatted (``str`` is applied to each), as in
+    :func:`md_table`. Append the result to the report's lines.
+
+    Examples
+    --------
+    >>> md_section("Speed", "Seconds per run.", ["n", "s"], [[1, "0.5"]], align="rr")
+    ['## Speed', '', 'Seconds per run.', '', '| n | s |', '|---:|---:|', '| 1 | 0.5 |', '']
+    """
+    paragraphs = [intro] if isinstance(intro, str) else list(intro or [])
+    lines = [f"## {title}", ""]
+    for paragraph in paragraphs:
+        lines += [paragraph, ""]
+    return lines + md_table(headers, list(rows), align).split("\n") + [""]
+
+
+def read_result(name: str, results_dir: Path | str | None = None) -> Any:
+    """``<results_dir>/<name>`` read as JSON (``name`` with its ending), or ``None`` if there is none.
+
+    ``results_dir`` defaults to the results directory (:data:`RESULTS`): what a report reads back
+    from the runs an earlier subcommand wrote.
+    """
+    path = Path(RESULTS if results_dir is None else results_dir) / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def save(name: str, payload: Any = None, markdown: str | Sequence[str] | None = None, *, indent: int = 2,
+         results_dir: Path | str | None = None) -> None:
+    """Write ``<results_dir>/<name>.json`` (``payload`` as it is, numpy numbers as floats) and
+    ``<name>.md`` (a str as it is, or lines joined with one newline at the end); either may be
+    left out.
+
+    Unlike :func:`write_results`, nothing is added or converted: what a benchmark that builds its
+    own payload (with :func:`machine_info` and its load) and its own report writes.
+    """
+    out = Path(RESULTS if results_dir is None else results_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if payload is not None:
+        (out / f"{name}.json").write_text(json.dumps(payload, indent=indent, default=float), encoding="utf-8")
+    if markdown is not None:
+        text = markdown if isinstance(markdown, str) else "\n".join(markdown) + "\n"
+        (out / f"{name}.md").write_text(text, encoding="utf-8")
 
 
 def write_results(name: str, payload: dict[str, Any], markdown: str,

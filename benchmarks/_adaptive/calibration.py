@@ -36,7 +36,16 @@ import time
 from typing import Any
 
 import numpy as np
-from _common import RESULTS, TDSA_MODELS8, binom_greater_p, loadavg, machine_info, tdsa_table, time_decisions
+from _common import (
+    RESULTS,
+    TDSA_MODELS8,
+    binom_greater_p,
+    loadavg,
+    machine_info,
+    md_section,
+    tdsa_table,
+    time_decisions,
+)
 from scipy.special import lambertw
 
 from certa.planning.batch import (
@@ -459,24 +468,28 @@ def _fmt(x, digits=1):
     return "" if x is None else f"{x:.{digits}f}"
 
 
+#: The columns :func:`_rate` fills: wrong choices (their rate), the binomial test, mean evaluations.
+RATE = ["wrong (rate)", "binom p", "mean evals (SE)"]
+
+
+def _rate(x: dict[str, Any]) -> list[str]:
+    return [f"{x['wrong']} ({x['wrong_rate']:.4f})", f"{x['binom_p']:.2f}",
+            f"{x['evaluations_mean']:.1f} ({x['evaluations_se']:.1f})"]
+
+
 def report() -> str:
     lines = ["# Calibration of the delta-correct stopping rule (benchmarks/adaptive.py calibration)", ""]
     fam_files = sorted(RESULTS.glob("calibration_families_*.json"))
     if fam_files:
-        lines += ["## Wrong-choice rate and price, TopTwoThompson(stopping=\"glr\")", "",
-                  "Simulated scores (certa.planning.batch); TDSA = replay of the FIESTA paper's scores. "
-                  "binom p = one-sided binomial test of \"rate <= delta\" (rejects at < 0.01). Lower bound = "
-                  "T*(mu) kl(delta, 1 - delta) (T*_eps with tolerance), Gaussian families only.", "",
-                  "| family | delta | tolerance | beta | runs | wrong (rate) | binom p | mean evals (SE) | capped "
-                  "| lower bound | ratio |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for f in fam_files:
-            res = json.loads(f.read_text())
-            for r in res["rows"]:
-                lines.append(f"| {r['family']} | {r['delta']} | {r['tolerance']:g} | {r['beta']} | {r['n_runs']} | "
-                             f"{r['wrong']} ({r['wrong_rate']:.4f}) | {r['binom_p']:.2f} | "
-                             f"{r['evaluations_mean']:.1f} ({r['evaluations_se']:.1f}) | {r['capped']} | "
-                             f"{_fmt(r['lower_bound'])} | {_fmt(r['ratio'], 2)} |")
-        lines.append("")
+        lines += md_section(
+            "Wrong-choice rate and price, TopTwoThompson(stopping=\"glr\")",
+            "Simulated scores (certa.planning.batch); TDSA = replay of the FIESTA paper's scores. "
+            "binom p = one-sided binomial test of \"rate <= delta\" (rejects at < 0.01). Lower bound = "
+            "T*(mu) kl(delta, 1 - delta) (T*_eps with tolerance), Gaussian families only.",
+            ["family", "delta", "tolerance", "beta", "runs", *RATE, "capped", "lower bound", "ratio"],
+            [[r["family"], r["delta"], f"{r['tolerance']:g}", r["beta"], r["n_runs"], *_rate(r), r["capped"],
+              _fmt(r["lower_bound"]), _fmt(r["ratio"], 2)]
+             for f in fam_files for r in json.loads(f.read_text())["rows"]])
     tol_files = sorted(RESULTS.glob("calibration_tolerance_*.json"))
     if tol_files:
         lines += ["## Tolerance 0.2 on near ties (sd 1; means 0, -0.02, ..., -0.18 and five at -1)", "",
@@ -495,13 +508,12 @@ def report() -> str:
     tdsa = RESULTS / "calibration_tdsa.json"
     if tdsa.exists():
         r = json.loads(tdsa.read_text())
-        lines += ["## TDSA replay at confidence 0.95: glr against bayes, same sampling rule and seeds", "",
-                  f"{r['runs']} runs each of certa.simulate (the strategy's own ask/tell loop).", "",
-                  "| beta | stopping | mean evals (SE) | min | max | % correct |", "|---|---|---|---|---|---|"]
+        lines += md_section("TDSA replay at confidence 0.95: glr against bayes, same sampling rule and seeds",
+                            f"{r['runs']} runs each of certa.simulate (the strategy's own ask/tell loop).",
+                            ["beta", "stopping", "mean evals (SE)", "min", "max", "% correct"],
+                            [[x["beta"], x["stopping"], f"{x['mean']:.1f} ({x['se']:.1f})", x["min"], x["max"],
+                              f"{100 * x['p_correct']:.1f}"] for x in r["rows"]])[:-1]
         by = {(x["beta"], x["stopping"]): x for x in r["rows"]}
-        for x in r["rows"]:
-            lines.append(f"| {x['beta']} | {x['stopping']} | {x['mean']:.1f} ({x['se']:.1f}) | {x['min']} | "
-                         f"{x['max']} | {100 * x['p_correct']:.1f} |")
         for beta in ("ids", 0.5):
             g, b = by.get((beta, "glr")), by.get((beta, "bayes"))
             if g and b:
@@ -541,43 +553,33 @@ def report() -> str:
         lines.append("")
     for f in sorted(RESULTS.glob("calibration_gk16_*.json")):
         r = json.loads(f.read_text())
-        lines += [f"## Opt-in stopping=\"gk16\" (heuristic threshold, NOT proven): delta {r['delta']}, "
-                  f"{r['runs']} runs per row", "",
-                  "TopTwoThompson(beta=" + str(r["beta"]) + ", stopping=\"gk16\"): the unknown-variance GLR with "
-                  "log((1 + log t)/delta). binom p = one-sided binomial test of \"rate <= delta\" (rejects at "
-                  "< 0.01). The rate is what backs this rule's stated confidence: a simulation, not a theorem.", "",
-                  "| family | tolerance | wrong (rate) | binom p | mean evals (SE) | capped | lower bound | ratio |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for x in r["rows"]:
-            lines.append(f"| {x['family']} | {x['tolerance']:g} | {x['wrong']} ({x['wrong_rate']:.4f}) | "
-                         f"{x['binom_p']:.2f} | {x['evaluations_mean']:.1f} ({x['evaluations_se']:.1f}) | "
-                         f"{x['capped']} | {_fmt(x['lower_bound'])} | {_fmt(x['ratio'], 2)} |")
-        lines.append("")
+        lines += md_section(
+            f"Opt-in stopping=\"gk16\" (heuristic threshold, NOT proven): delta {r['delta']}, {r['runs']} runs per row",
+            "TopTwoThompson(beta=" + str(r["beta"]) + ", stopping=\"gk16\"): the unknown-variance GLR with "
+            "log((1 + log t)/delta). binom p = one-sided binomial test of \"rate <= delta\" (rejects at "
+            "< 0.01). The rate is what backs this rule's stated confidence: a simulation, not a theorem.",
+            ["family", "tolerance", *RATE, "capped", "lower bound", "ratio"],
+            [[x["family"], f"{x['tolerance']:g}", *_rate(x), x["capped"], _fmt(x["lower_bound"]), _fmt(x["ratio"], 2)]
+             for x in r["rows"]])
     for f in sorted(RESULTS.glob("calibration_paired_*.json")):
         r = json.loads(f.read_text())
-        lines += [f"## Paired rule (PairedElimination, the default): delta {r['delta']}, {r['runs']} runs per row",
-                  "", "Rows of correlated Gaussian scores (the families' means and SDs; correlation between every "
-                  "two candidates of a row) and the TDSA replay by whole rows or independent rows "
-                  "(certa.planning.batch.simulate_paired_batch). binom p = one-sided binomial test of "
-                  "\"rate <= delta\" (rejects at < 0.01). T* kl: the independent-scores lower bound, for "
-                  "correlation 0.", "",
-                  "| family | tolerance | wrong (rate) | binom p | mean evals (SE) | max | capped | T* kl |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for x in r["rows"]:
-            lines.append(f"| {x['family']} | {x['tolerance']:g} | {x['wrong']} ({x['wrong_rate']:.4f}) | "
-                         f"{x['binom_p']:.2f} | {x['evaluations_mean']:.1f} ({x['evaluations_se']:.1f}) | "
-                         f"{x['evaluations_max']} | {x['capped']} | {_fmt(x.get('lower_bound_independent'))} |")
-        lines.append("")
+        lines += md_section(
+            f"Paired rule (PairedElimination, the default): delta {r['delta']}, {r['runs']} runs per row",
+            "Rows of correlated Gaussian scores (the families' means and SDs; correlation between every "
+            "two candidates of a row) and the TDSA replay by whole rows or independent rows "
+            "(certa.planning.batch.simulate_paired_batch). binom p = one-sided binomial test of "
+            "\"rate <= delta\" (rejects at < 0.01). T* kl: the independent-scores lower bound, for "
+            "correlation 0.",
+            ["family", "tolerance", *RATE, "max", "capped", "T* kl"],
+            [[x["family"], f"{x['tolerance']:g}", *_rate(x), x["evaluations_max"], x["capped"],
+              _fmt(x.get("lower_bound_independent"))] for x in r["rows"]])
     ov = RESULTS / "calibration_overhead.json"
     if ov.exists():
         r = json.loads(ov.read_text())
-        lines += ["## Decision overhead per evaluation (TopTwoThompson beta=\"ids\", ask + tell)", "",
-                  "| candidates | stopping | evaluations timed | median ms | mean ms | load |",
-                  "|---|---|---|---|---|---|"]
-        for x in r["rows"]:
-            lines.append(f"| {x['candidates']} | {x['stopping']} | {x['evaluations_timed']} | "
-                         f"{x['median_ms']:.3f} | {x['mean_ms']:.3f} | {x['load']} |")
-        lines.append("")
+        lines += md_section("Decision overhead per evaluation (TopTwoThompson beta=\"ids\", ask + tell)", None,
+                            ["candidates", "stopping", "evaluations timed", "median ms", "mean ms", "load"],
+                            [[x["candidates"], x["stopping"], x["evaluations_timed"], f"{x['median_ms']:.3f}",
+                              f"{x['mean_ms']:.3f}", x["load"]] for x in r["rows"]])
     text = "\n".join(lines)
     (RESULTS / "calibration.md").write_text(text)
     return text

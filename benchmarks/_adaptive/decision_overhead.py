@@ -18,7 +18,7 @@ import json
 import time
 
 import numpy as np
-from _common import RESULTS, loadavg, machine_info, time_decisions
+from _common import loadavg, machine_info, save, time_decisions
 
 from certa.strategies import TopTwoThompson
 
@@ -56,7 +56,6 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
     out = {"rows": rows, "machine": machine_info(), "wall_s": time.time() - t_start, "load_end": loadavg()}
-    (RESULTS / "decision_overhead.json").write_text(json.dumps(out, indent=1))
     lines = ["# Decision overhead per evaluation over whole runs (benchmarks/adaptive.py decision-overhead)", "",
              "TopTwoThompson(0.95), simulated Gaussian scores (SD 1), best `gap` above the others (spaced in "
              "[-1, 0]); every adaptive evaluation timed (ask + tell), until the stop or the cap.", "",
@@ -66,5 +65,5 @@ def main(argv: list[str] | None = None) -> None:
         lines.append(f"| {r['candidates']} | {r['gap']} | {r['beta']} | {r['stopping']} | {r['stop_reason']} | "
                      f"{r['evaluations']} | {r['median_ms']:.3f} | {r['mean_ms']:.3f} | {r['p99_ms']:.2f} | "
                      f"{r['max_ms']:.1f} | {r['result_ms']:.0f} | {r['load'][0]:.1f} |")
-    (RESULTS / "decision_overhead.md").write_text("\n".join(lines) + "\n")
+    save("decision_overhead", out, lines, indent=1)
     print("\n".join(lines))

@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 import numpy as np
-from _common import RESULTS, TDSA_MODELS8, import_fiesta, machine_info, tdsa_table
+from _common import RESULTS, TDSA_MODELS8, import_fiesta, machine_info, md_section, read_result, tdsa_table
 
 from certa.engine.evaluators import FunctionEvaluator
 from certa.planning.lower_bound import lower_bound
@@ -287,11 +287,7 @@ def section_parallel(seed: int, n_evals: int) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------------------
 def _load(name: str) -> dict[str, Any] | None:
-    try:
-        with open(RESULTS / f"adaptive_{name}.json") as fh:
-            return json.load(fh)
-    except OSError:
-        return None
+    return read_result(f"adaptive_{name}.json")
 
 
 def _fiesta_level(fn: dict[str, Any] | None, conf: float) -> dict[str, Any] | None:
@@ -307,6 +303,22 @@ def _fiesta_level(fn: dict[str, Any] | None, conf: float) -> dict[str, Any] | No
 def _fiesta_samples(fn: dict[str, Any]) -> str:
     levels = list(fn.get("levels", {}).values())
     return f"{levels[0]['samples_per_model']:,}" if levels else "?"
+
+
+def _paper_bts(r: dict[str, Any]) -> Any:
+    """FIESTA's Table 3 figure for a batch row where the paper has one (BTS at 0.95), else ''."""
+    plain = r["confidence"] == 0.95 and "thompson" in r["method"].split("rule=")[-1] and "top_two" not in r["method"]
+    return PAPER_BTS[r["workers"]] if plain else ""
+
+
+def _wrong_choices(title: str, intro: str, rows: list[dict[str, Any]], more: dict[str, Any]) -> list[str]:
+    """A section of wrong-choice rates: family, delta, method, wrong choices (SE), within delta, mean
+    evaluations, then one column per entry of ``more`` (header: function of the row)."""
+    return md_section(title, intro, ["family", "delta", "method", "wrong choices (SE)", "<= delta", "mean evals",
+                                     *more],
+                      [[r["family"], r["delta"], r["method"], f"{r['wrong']:.4f} ({r['wrong_se']:.4f})",
+                        "yes" if r["within_delta"] else "**no**", f"{r['evaluations_mean']:.1f}",
+                        *(cell(r) for cell in more.values())] for r in rows])
 
 
 def report() -> None:
@@ -371,54 +383,39 @@ def report() -> None:
         md.append("")
     b = secs["batch"]
     if b:
-        md += ["## Batch (asynchronous workers), 8 TDSA models", "",
-               f"{b['runs']} seeded runs per row; every evaluation asked counts, including those in flight "
-               "at the stop. Paper = FIESTA Table 3 (BTS, mean evaluations at 0.95).", "",
-               "| confidence | workers | method | mean evals (SE) | min | max | % chose tdlstm | paper BTS |",
-               "|---|---|---|---|---|---|---|---|"]
-        for r in b["rows"]:
-            paper = PAPER_BTS[r["workers"]] if r["confidence"] == 0.95 and "thompson" in r["method"].split("rule=")[-1] \
-                and "top_two" not in r["method"] else ""
-            md.append(f"| {r['confidence']} | {r['workers']} | {r['method']} | {r['evaluations_mean']:.1f} "
-                      f"({r['evaluations_se']:.1f}) | {r['evaluations_min']} | {r['evaluations_max']} | "
-                      f"{100 * r['p_correct']:.1f} | {paper} |")
-        md.append("")
+        md += md_section(
+            "Batch (asynchronous workers), 8 TDSA models",
+            f"{b['runs']} seeded runs per row; every evaluation asked counts, including those in flight "
+            "at the stop. Paper = FIESTA Table 3 (BTS, mean evaluations at 0.95).",
+            ["confidence", "workers", "method", "mean evals (SE)", "min", "max", "% chose tdlstm", "paper BTS"],
+            [[r["confidence"], r["workers"], r["method"], f"{r['evaluations_mean']:.1f} ({r['evaluations_se']:.1f})",
+              r["evaluations_min"], r["evaluations_max"], f"{100 * r['p_correct']:.1f}", _paper_bts(r)]
+             for r in b["rows"]])
     bu = secs["budget"]
     if bu:
-        md += ["## Fixed budget, 12 TDSA models (replay)", "",
-               f"{bu['runs']} seeded runs per row. Paper: sequential halving at 120 chose tdlstm with "
-               "probability 0.895, non-adaptive at 228: 0.879.", "",
-               "| method | budget | P(chose tdlstm) (SE) | evaluations spent: mean (min-max) |", "|---|---|---|---|"]
-        for r in bu["rows"]:
-            md.append(f"| {r['method']} | {r['budget']} | {r['p_correct']:.3f} ({r['se_correct']:.3f}) | "
-                      f"{r['evaluations_mean']:.1f} ({r['evaluations_min']}-{r['evaluations_max']}) |")
-        md.append("")
+        md += md_section(
+            "Fixed budget, 12 TDSA models (replay)",
+            f"{bu['runs']} seeded runs per row. Paper: sequential halving at 120 chose tdlstm with "
+            "probability 0.895, non-adaptive at 228: 0.879.",
+            ["method", "budget", "P(chose tdlstm) (SE)", "evaluations spent: mean (min-max)"],
+            [[r["method"], r["budget"], f"{r['p_correct']:.3f} ({r['se_correct']:.3f})",
+              f"{r['evaluations_mean']:.1f} ({r['evaluations_min']}-{r['evaluations_max']})"] for r in bu["rows"]])
     c = secs["calibration"]
     if c:
-        md += ["## Calibration: wrong-choice rate vs delta (Gaussian candidates, sd 1)", "",
-               f"{c['runs']} seeded runs per row ({c['tt_glr_runs']} for TopTwoThompson glr). Lower bound = "
-               "T*(mu) kl(delta, 1 - delta) on the mean evaluations of any delta-correct method.", "",
-               "| family | delta | method | wrong choices (SE) | <= delta | mean evals | lower bound | ratio |",
-               "|---|---|---|---|---|---|---|---|"]
-        for r in c["rows"]:
-            md.append(f"| {r['family']} | {r['delta']} | {r['method']} | {r['wrong']:.4f} ({r['wrong_se']:.4f}) | "
-                      f"{'yes' if r['within_delta'] else '**no**'} | {r['evaluations_mean']:.1f} | "
-                      f"{r['lower_bound']:.1f} | {r['ratio_to_lower_bound']:.1f} |")
-        md.append("")
+        md += _wrong_choices(
+            "Calibration: wrong-choice rate vs delta (Gaussian candidates, sd 1)",
+            f"{c['runs']} seeded runs per row ({c['tt_glr_runs']} for TopTwoThompson glr). Lower bound = "
+            "T*(mu) kl(delta, 1 - delta) on the mean evaluations of any delta-correct method.", c["rows"],
+            {"lower bound": lambda r: f"{r['lower_bound']:.1f}", "ratio": lambda r: f"{r['ratio_to_lower_bound']:.1f}"})
     bc = secs["bayes_close"]
     if bc:
         cap = bc["rows"][0].get("cap")
-        md += ["## FIESTA's Bayesian rule on two close candidates (Gaussian, sd 1)", "",
-               f"{bc['runs']} seeded runs per row" + (f", each capped at {cap} evaluations (a capped run chooses its "
-                                                      "leader)" if cap else "") + ". The GLR rule is not run here: at these gaps it needs "
-               "tens of thousands of evaluations (its calibration is in the table above).", "",
-               "| family | delta | method | wrong choices (SE) | <= delta | mean evals | runs capped | lower bound |",
-               "|---|---|---|---|---|---|---|---|"]
-        for r in bc["rows"]:
-            md.append(f"| {r['family']} | {r['delta']} | {r['method']} | {r['wrong']:.4f} ({r['wrong_se']:.4f}) | "
-                      f"{'yes' if r['within_delta'] else '**no**'} | {r['evaluations_mean']:.1f} | "
-                      f"{r.get('capped', '-')} | {r['lower_bound']:.1f} |")
-        md.append("")
+        md += _wrong_choices(
+            "FIESTA's Bayesian rule on two close candidates (Gaussian, sd 1)",
+            f"{bc['runs']} seeded runs per row" + (f", each capped at {cap} evaluations (a capped run chooses its "
+                                                   "leader)" if cap else "") + ". The GLR rule is not run here: at "
+            "these gaps it needs tens of thousands of evaluations (its calibration is in the table above).", bc["rows"],
+            {"runs capped": lambda r: r.get("capped", "-"), "lower bound": lambda r: f"{r['lower_bound']:.1f}"})
     o = secs["overhead"]
     if o:
         md += ["## Decision overhead per evaluation, 8 TDSA models, confidence 0.95", "",
@@ -434,11 +431,10 @@ def report() -> None:
         md.append("")
     p = secs["parallel"]
     if p:
-        md += ["## Parallel throughput: bandit_select, evaluations of 0.5 s", "",
-               "| local workers | strategy | evaluations | seconds | evaluations / s |", "|---|---|---|---|---|"]
-        for r in p["rows"]:
-            md.append(f"| {r['n_jobs']} | BatchThompson(n_workers={r['n_jobs']}, stopping=glr) | "
-                      f"{r['evaluations']} | {r['seconds']:.1f} | {r['evaluations_per_second']:.2f} |")
+        md += md_section("Parallel throughput: bandit_select, evaluations of 0.5 s", None,
+                         ["local workers", "strategy", "evaluations", "seconds", "evaluations / s"],
+                         [[r["n_jobs"], f"BatchThompson(n_workers={r['n_jobs']}, stopping=glr)", r["evaluations"],
+                           f"{r['seconds']:.1f}", f"{r['evaluations_per_second']:.2f}"] for r in p["rows"]])[:-1]
         md += ["", f"Speed-up: {p['speedup']:.2f}x (the two local worker processes are started by a warm-up run "
                "before timing). Both runs stop at max_evals, so the same evaluations are timed. Both runs use the same stopping rule (glr, delta-correct "
                "whatever the number of workers: it is checked on the scores told, in the order asked).", ""]

@@ -28,7 +28,7 @@ import time
 import warnings
 
 import numpy as np
-from _common import RESULTS, binom_greater_p, loadavg, machine_info
+from _common import RESULTS, binom_greater_p, loadavg, machine_info, md_section
 from scipy import stats as sps
 from sklearn.model_selection import StratifiedKFold
 
@@ -120,23 +120,20 @@ def report() -> str:
     tests = OUT / "progressive_confirmation_calibration_tests.json"
     if tests.exists():
         d = json.loads(tests.read_text())
-        lines += ["## The three tests on the same 5-fold CV outcomes", "",
-                  "| examples cross-validated | test | runs | false 'beat' (rate, SE) | binom p |", "|---|---|---|---|---|"]
-        for r in d["rows"]:
-            lines.append(f"| {r['n']} | {r['test']} | {r['runs']} | {r['rejections']} ({r['rate']:.3f}, "
-                         f"{r['se']:.3f}) | {r['binom_p']:.3g} |")
-        lines.append("")
+        lines += md_section("The three tests on the same 5-fold CV outcomes", None,
+                            ["examples cross-validated", "test", "runs", "false 'beat' (rate, SE)", "binom p"],
+                            [[r["n"], r["test"], r["runs"], f"{r['rejections']} ({r['rate']:.3f}, {r['se']:.3f})",
+                              f"{r['binom_p']:.3g}"] for r in d["rows"]])
     proc = OUT / "progressive_confirmation_calibration_procedure.json"
     if proc.exists():
         d = json.loads(proc.read_text())
-        lines += ["## The whole ProgressiveSearchCV (race, default as baseline, 5-fold confirmation)", "",
-                  "Schedule [0.25, 0.5, 1.0] of the subset; the train/evaluation split is 80/20, the confirmation "
-                  "cross-validates the training part.", "",
-                  "| subset size | runs | confirmations run | said 'beat the default' (rate, SE) | binom p |",
-                  "|---|---|---|---|---|"]
-        for r in d["rows"]:
-            lines.append(f"| {r['n']} | {r['runs']} | {r['confirmations_run']} | {r['beat_default']} "
-                         f"({r['rate']:.3f}, {r['se']:.3f}) | {r['binom_p']:.3g} |")
+        lines += md_section("The whole ProgressiveSearchCV (race, default as baseline, 5-fold confirmation)",
+                            "Schedule [0.25, 0.5, 1.0] of the subset; the train/evaluation split is 80/20, the "
+                            "confirmation cross-validates the training part.",
+                            ["subset size", "runs", "confirmations run", "said 'beat the default' (rate, SE)", "binom p"],
+                            [[r["n"], r["runs"], r["confirmations_run"],
+                              f"{r['beat_default']} ({r['rate']:.3f}, {r['se']:.3f})", f"{r['binom_p']:.3g}"]
+                             for r in d["rows"]])[:-1]  # (the last section: no blank line after it)
     return "\n".join(lines) + "\n"
 
 

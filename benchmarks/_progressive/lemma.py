@@ -55,7 +55,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _common import RESULTS, ROOT
+from _common import RESULTS, ROOT, save
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
 from sklearn.model_selection import HalvingGridSearchCV
 
@@ -507,8 +507,7 @@ def combine(args) -> dict:
             for name, rows in learners.items():  # runs of the same learner add their method rows
                 res["draws"].setdefault(draw, {}).setdefault(name, {}).update(rows)
     stem = "progressive_lemma" + ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
-    (out / f"{stem}.json").write_text(json.dumps(res, indent=2, default=float))
-    (out / f"{stem}.md").write_text(markdown(res))
+    save(stem, res, markdown(res), results_dir=out)
     print(markdown(res))
     return res
 
@@ -573,7 +572,6 @@ def main(argv=None) -> dict:
     out = RESULTS
     out.mkdir(parents=True, exist_ok=True)
     stem = "progressive_lemma" + ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
-    (out / f"{stem}.json").write_text(json.dumps(res, indent=2, default=float))
-    (out / f"{stem}.md").write_text(markdown(res))
+    save(stem, res, markdown(res), results_dir=out)
     print(markdown(res))
     return res
