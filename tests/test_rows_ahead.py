@@ -299,6 +299,26 @@ def test_draws_asked_ahead_are_kept_in_the_store_and_reused_on_resume(tmp_path):
     assert ahead_stored <= used   # the rows asked ahead are used by the resumed run, not evaluated again
 
 
+def test_a_batch_strategy_keeps_its_own_in_flight_count_apart_from_the_executors_workers():
+    """BatchThompson's (and UniformUntilConfident's) ``n_workers`` argument is how many draws it keeps
+    in flight (``in_flight``, its spec's ``n_workers``); ``n_workers`` is the executor's workers, as
+    on every strategy, and does not change what it asks."""
+    from certa.reporting.loading import rebuild_strategy
+    from certa.strategies import BatchThompson, UniformUntilConfident
+
+    ev = FunctionEvaluator(tdsa_like)
+    with ThreadPoolExecutor(2) as pool:
+        threads = BatchThompson(0.9, n_workers=3, max_evals=30)
+        on_threads = run(threads, ev, CANDS[:3], random_state=0, executor=pool, progress=False)
+    assert (threads.in_flight, threads.max_pending, threads.n_workers) == (3, 3, 2)
+    assert threads.spec()["n_workers"] == 3 and "in_flight" not in threads.spec()
+    assert rebuild_strategy(threads.spec()).in_flight == 3          # a store's spec rebuilds it (certa.load)
+    inline = run(BatchThompson(0.9, n_workers=3, max_evals=30), ev, CANDS[:3], random_state=0, progress=False)
+    assert list(inline.evaluations["key"]) == list(on_threads.evaluations["key"])
+    uniform = UniformUntilConfident(0.9, n_workers=2)
+    assert (uniform.in_flight, uniform.max_pending, uniform.n_workers, uniform.spec()["n_workers"]) == (2, 2, 1, 2)
+
+
 def test_the_strategy_learns_its_workers_from_the_executor():
     ev = FunctionEvaluator(tdsa_like)
     inline = PairedElimination(0.95)
