@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.draws import derive_seed
-from ..engine.evaluators import FunctionEvaluator, execute
+from ..engine.evaluators import Evaluator, FunctionEvaluator, execute
 from ..engine.runner import run
 from ..engine.strategy import Strategy
 from .clock import as_durations, clock_run
@@ -35,6 +35,36 @@ class GaussianScores:
     def __call__(self, params: dict, seed: int) -> float:
         i = params["candidate"]
         return float(_own_rng(seed, i).normal(self.means[i], self.sds[i]))
+
+
+class RungGaussianScores(Evaluator):
+    """Simulated scores of a screen (:class:`certa.strategies.ScreenThenRace`): candidate ``i`` scores
+    ``Normal(rung_means[k][i], sds[i])`` on rung ``k`` (a draw of size ``sizes[k]``) and
+    ``Normal(means[i], sds[i])`` at full size, independent between candidates (picklable)."""
+
+    def __init__(self, means: Sequence[float], sds: Sequence[float], rung_means: Sequence[Sequence[float]],
+                 sizes: Sequence[int]) -> None:
+        self.full = GaussianScores(means, sds)
+        self.rungs = {int(n): GaussianScores(m, sds) for n, m in zip(sizes, rung_means, strict=True)}
+
+    def evaluate(self, params: dict, draw: Any) -> float:
+        return (self.full if draw.size is None else self.rungs[int(draw.size)])(params, draw.seed)
+
+    def fingerprint(self) -> str:
+        return "rung-gaussian"
+
+
+def _check_rung_means(strategy: Strategy, rung_means: Any, n: int) -> np.ndarray:
+    """``rung_means`` as a ``(rungs, n)`` array, one row per rung of a screening ``strategy``."""
+    sizes = getattr(strategy, "sizes", None)
+    if sizes is None or not getattr(strategy, "screens", False):
+        raise ValueError(f"rung_means gives the means at each rung's training size: it needs a screening strategy "
+                         f"(ScreenThenRace), got {type(strategy).__name__}")
+    r = np.asarray(rung_means, dtype=float)
+    if r.shape != (len(sizes), n) or not np.all(np.isfinite(r)):
+        raise ValueError(f"rung_means must hold one row of {n} finite means per rung ({len(sizes)} rungs: sizes "
+                         f"{list(sizes)}), got shape {r.shape}")
+    return r
 
 
 class ReplayScores:
@@ -184,6 +214,14 @@ class SimulationReport:
                         "the gk16 rule's heuristic threshold is calibrated by simulation, not proven")
                 lines.append(f"  (the bound is for methods wrong with probability at most delta; {what}, so it may "
                              "use fewer evaluations than the bound: use --stopping glr for a delta-correct rule)")
+        if "screen_miss_rate" in d:
+            within = "" if self.tolerance == 0 else f" (within {self.tolerance:g})"
+            lines.append(f"the screen: {d['finalists_mean']:.1f} finalists on average; none of them is the true "
+                         f"best{within} in {d['screen_miss_rate']:.1%} of runs (SE {d['screen_miss_se']:.1%}): "
+                         "measured, not claimed")
+            lines.append(f"the race among the finalists chose one more than {self.tolerance:g} below their best in "
+                         f"{d['finalist_wrong_rate']:.1%} of runs (claimed: at most "
+                         f"{1 - self.strategy.get('confidence', 0.95):.3g})")
         if self.clock is not None:
             lines.append(str(self.clock))
         return "\n".join(lines)
@@ -243,15 +281,15 @@ def _one_run(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int
                       max_in_flight=max_in_flight, names=labels)
         n_eval = int(np.sum(r.result["evaluations"])) if "evaluations" in r.result else r.evaluations
         return (n_eval, int(r.result["best"]), float(r.result.get("confidence", np.nan)), r.wall, r.occupancy,
-                r.started, r.ahead)
+                r.started, r.ahead, r.result.get("finalists"))
     if driver == "direct":
         res = run_direct(strat, evaluator, n_candidates, seed)
         n_eval = int(np.sum(res["evaluations"])) if "evaluations" in res else -1
-        return n_eval, int(res["best"]), float(res.get("confidence", np.nan))
+        return n_eval, int(res["best"]), float(res.get("confidence", np.nan)), res.get("finalists")
     sel = run(strat, evaluator, [{"candidate": i} for i in range(n_candidates)], random_state=seed)
     res = sel.result
     return ((int(np.sum(res["evaluations"])) if "evaluations" in res else sel.n_evaluations), sel.best_index,
-            float(res.get("confidence", np.nan)))
+            float(res.get("confidence", np.nan)), res.get("finalists"))
 
 
 def _run_chunk(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int, random_state: int,
@@ -263,7 +301,7 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
              table: Mapping[str, Sequence[float]] | None = None, n_runs: int = 500, random_state: int = 0,
              names: Sequence[str] | None = None, n_jobs: int = 1, driver: str = "direct",
              paired_rows: bool = False, workers: int | None = None, durations: Any = None,
-             max_in_flight: int | None = None) -> SimulationReport:
+             max_in_flight: int | None = None, rung_means: Sequence[Sequence[float]] | None = None) -> SimulationReport:
     """Run ``strategy`` ``n_runs`` times against simulated candidates.
 
     Give either ``means`` and ``sds`` (Gaussian candidates) or ``table``
@@ -283,6 +321,13 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     ``(candidate, rng) -> seconds``, recorded times per candidate name, or
     :func:`~certa.planning.clock.durations_from_store`'s; default 1 (wall time in evaluation
     times). ``max_in_flight`` is the runner's, for fixed plans.
+
+    ``rung_means`` (with ``means``, for a screening strategy, :class:`certa.strategies.ScreenThenRace`):
+    a score model per rung, one row of means per rung's training size (``means`` are the full-size
+    ones, what the choice is judged by); the report adds the screen's miss rate (runs whose finalists
+    hold no candidate within the tolerance of the true best) and the race's wrong-choice rate among
+    the finalists (runs whose choice is more than the tolerance below the best finalist: at most
+    ``1 - confidence`` for a calibrated race).
 
     Returns
     -------
@@ -357,7 +402,8 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
                              f"candidates; got {m.size} means and {s.size} SDs")
         if np.any(s <= 0) or not np.all(np.isfinite(m)) or not np.all(np.isfinite(s)):
             raise ValueError("sds must be positive and means and sds finite")
-        source = GaussianScores(m, s)
+        source = GaussianScores(m, s) if rung_means is None else \
+            RungGaussianScores(m, s, _check_rung_means(strategy, rung_means, m.size), strategy.sizes)
         labels = list(names) if names is not None else [f"c{i}" for i in range(m.size)]
         true_means = m
         if hasattr(strategy, "confidence") and (np.sum(m == m.max()) == 1 or tolerance > 0):
@@ -369,7 +415,9 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     if np.sum(true_means == true_means.max()) > 1 and tolerance == 0:
         raise ValueError("the simulated candidates have no unique best (two equal highest means)")
     true_best = int(np.argmax(true_means))
-    evaluator = FunctionEvaluator(source)
+    if rung_means is not None and table is not None:
+        raise ValueError("rung_means is a Gaussian score model per rung: give it with means and sds, not table")
+    evaluator = source if isinstance(source, Evaluator) else FunctionEvaluator(source)
     K = len(labels)
     clock = None
     if workers is not None:
@@ -396,6 +444,9 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
                               evaluations=spent, chosen=chosen, lower_bound=lower, tolerance=tolerance,
                               true_means=np.asarray(true_means, dtype=float), t_star=t_star,
                               confidence_reached=reached)
+    if rung_means is not None:
+        report.extra.update(_screen_rates([p[-1] for p in pairs], chosen, np.asarray(true_means, dtype=float),
+                                          tolerance))
     if clock is not None:
         report.clock = WallTime(workers=clock[0], durations=clock[1].description,
                                 wall=np.array([p[3] for p in pairs], dtype=float),
@@ -403,6 +454,17 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
                                 started=np.array([p[5] for p in pairs], dtype=int),
                                 ahead=np.array([p[6] for p in pairs], dtype=int))
     return report
+
+
+def _screen_rates(finalists: list, chosen: np.ndarray, means: np.ndarray, tolerance: float) -> dict[str, Any]:
+    """The screen's miss rate and the race's wrong-choice rate among the finalists, over the runs."""
+    top = means.max()
+    missed = np.array([not np.any(means[list(f or [])] >= top - tolerance) for f in finalists])
+    wrong = np.array([bool(f) and means[c] < means[list(f)].max() - tolerance for f, c in zip(finalists, chosen)])
+    n = len(finalists)
+    se = math.sqrt(max(missed.mean() * (1 - missed.mean()), 1e-12) / n)
+    return {"screen_miss_rate": float(missed.mean()), "screen_miss_se": se, "finalist_wrong_rate": float(wrong.mean()),
+            "finalists_mean": float(np.mean([len(f or []) for f in finalists]))}
 
 
 def load_score_table(path: str) -> dict[str, list[float]]:

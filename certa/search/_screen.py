@@ -3,7 +3,7 @@ when not given, and the :class:`certa.strategies.ScreenThenRace` it builds.
 
 The rule (``docs/adaptive.md``, "Screen, then race"): screen when there are at least
 :data:`MIN_CANDIDATES` candidates and an evaluation's time grows with the training size at least
-like ``size^MIN_EXPONENT``, measured before the run by timing a few candidates at ``1/9`` and
+like ``size^MIN_EXPONENT``, measured before the run by timing a few candidates at ``1/27`` and
 ``1/3`` of the training part (:func:`cost_exponent`). Fits whose cost does not shrink with the
 training size (k-NN, where prediction dominates) and small grids race every candidate at full size.
 """
@@ -26,9 +26,11 @@ __all__ = ["MIN_CANDIDATES", "MIN_EXPONENT", "ScreenDecision", "check_screen", "
 #: The rule screens a grid of at least this many candidates (fewer: at most one rung, little to save).
 MIN_CANDIDATES = 16
 #: ... whose evaluation time grows at least like ``size^MIN_EXPONENT`` with the training size.
-MIN_EXPONENT = 0.5
+MIN_EXPONENT = 0.2
 #: Candidates timed by the rule (spread over the grid), each at two sizes.
-PROBES = 3
+PROBES = 6
+#: Each timed this many times; the shortest counts (other jobs on the machine only add time).
+REPEATS = 3
 #: Seed path of the timing draws (not part of the run).
 _PROBE_KEY = 2**31 - 7
 #: The default tolerance of a screened race on a score in [0, 1] (accuracy and the like): the best
@@ -56,13 +58,13 @@ def check_screen(screen: Any) -> bool | str:
 
 def cost_exponent(evaluator: Evaluator, candidates: list, n_train: int, seed: int,
                   probes: int = PROBES) -> tuple[float, list[list[float]]]:
-    """``a`` in ``time ~ size^a``: a few candidates (spread over the list) timed at ``n_train / 9`` and
-    ``n_train / 3`` (one evaluation each, in this process, not part of the run). The time is this
-    process's CPU time (all its threads), so other jobs on the machine change it little.
+    """``a`` in ``time ~ size^a``: a few candidates (spread over the list) timed at ``n_train / 27`` and
+    ``n_train / 3`` (the shortest of :data:`REPEATS` evaluations each, in this process, not part of the run). The time is the whole
+    evaluation's (fit and score: what the run spends) in CPU time of this process, all its threads.
 
-    Returns ``(a, [[t_small, t_large], ...])``; ``a`` is ``log3`` of the ratio of the summed times.
+    Returns ``(a, [[t_small, t_large], ...])``; ``a`` is ``log9`` of the ratio of the summed times.
     """
-    small, large = max(2, n_train // 9), max(3, n_train // 3)
+    small, large = max(2, n_train // 27), max(3, n_train // 3)
     k = len(candidates)
     picks = sorted({int(round(i * (k - 1) / max(probes - 1, 1))) for i in range(min(probes, k))})
     times = []
@@ -70,13 +72,19 @@ def cost_exponent(evaluator: Evaluator, candidates: list, n_train: int, seed: in
         row = []
         for size in (small, large):
             draw = Draw(c, "subset", (0, i), seed=derive_seed(seed, _PROBE_KEY, i), size=size)
-            t0 = time.process_time()
-            try:
-                evaluator.evaluate(candidates[c].params, draw)
-            except Exception:  # noqa: BLE001 - a failing candidate says nothing about cost; the run records failures
+            best = math.inf
+            for _ in range(REPEATS):
+                t0 = time.process_time()
+                try:
+                    evaluator.evaluate(candidates[c].params, draw)
+                except Exception:  # noqa: BLE001 - a failing candidate says nothing of cost; the run records failures
+                    best = math.nan
+                    break
+                best = min(best, time.process_time() - t0)
+            if not math.isfinite(best):
                 row = []
                 break
-            row.append(time.process_time() - t0)
+            row.append(best)
         if row:
             times.append(row)
     if not times:
