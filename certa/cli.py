@@ -171,6 +171,14 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--groups", default=None, metavar="FILE", help="--cv: groups, one per line (group families)")
     sel.add_argument("--n-samples", type=_positive_int(2), default=None, help="--cv: number of examples, "
                      "without --labels or --groups")
+    sel.add_argument("--screen", action=argparse.BooleanOptionalAction, default=None,
+                     help="screen, then race: every candidate on small training sizes, the survivors on larger ones, "
+                     "the finalists raced at full size (the claim is among the finalists). Needs --n-train and "
+                     "evaluate(params, seed, size) training on `size` examples. Default: screen when the rule says it "
+                     "pays (many candidates, cost growing with the size: docs/adaptive.md); --no-screen: never")
+    sel.add_argument("--n-train", type=_positive_int(2), default=None,
+                     help="the training examples evaluate uses at full size; with it, evaluate is called as "
+                     "evaluate(params, seed, size=N) (N = --n-train at full size, fewer on the screen's rungs)")
     sel.add_argument("--store", default=None, help="SQLite file keeping every evaluation; rerun to resume")
     sel.add_argument("--overwrite", action="store_true",
                      help="start over: delete the --store file (and its -wal/-shm files) before the run")
@@ -253,10 +261,24 @@ def _run_select(args) -> int:
         rows = cv_rows(args.cv, labels=args.labels, groups=args.groups, n_samples=args.n_samples, seed=args.seed)
     elif args.labels or args.groups or args.n_samples:
         raise ValueError("--labels, --groups and --n-samples go with --cv (the splitter they feed)")
-    strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
-                             n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
-                             tolerance=args.tolerance, n_candidates=len(candidates), paired=args.paired,
-                             max_rows=None if rows is None else rows.n_rows)
+    if args.n_train is not None and rows is not None:
+        raise ValueError("--n-train (training sizes for the screen) and --cv (the splitter's rows) do not go together")
+    evaluator = ImportPathEvaluator(args.evaluate, os.getcwd(), rows, n_train=args.n_train)
+    from .search._screen import screen_or_race, why_no_screen
+
+    why_not = why_no_screen(args.strategy, args.paired, args.stopping, args.beta, rows, "--cv")
+    if why_not is None and args.n_train is None:
+        why_not = "no --n-train (the training size evaluate(params, seed, size) uses at full size)"
+    strategy, decision = screen_or_race(
+        args.screen, args.strategy, candidates, evaluator, args.seed, n_train=args.n_train, why_not=why_not,
+        confidence=args.confidence, tolerance=args.tolerance, max_evals=args.max_evals, unit=False, store=args.store,
+        race=lambda tol: make_strategy(args.strategy, confidence=args.confidence, budget=args.budget,
+                                       stopping=args.stopping, n_workers=args.workers, max_evals=args.max_evals,
+                                       beta=args.beta, tolerance=tol, n_candidates=len(candidates),
+                                       paired=args.paired, max_rows=None if rows is None else rows.n_rows))
+    if decision["screen"] or args.screen is not None:
+        print(f"certa select: {'screen, then race' if decision['screen'] else 'no screen'} ({decision['reason']})",
+              file=sys.stderr)
     progress = not args.no_progress   # on standard error: a bar on a terminal, plain lines in a log
     received: list[int] = []
 
@@ -269,7 +291,7 @@ def _run_select(args) -> int:
     started = time.time()
     try:
         with _warnings_as_lines("certa select"):   # a near tie is said when seen, not after the run
-            selection = run(strategy, ImportPathEvaluator(args.evaluate, os.getcwd(), rows), candidates,
+            selection = run(strategy, evaluator, candidates,
                             random_state=args.seed, n_jobs=args.jobs, store=args.store, retries=args.retries,
                             timeout=args.timeout, progress=progress, callbacks=with_near_tie_monitor(strategy, None))
     except RunInterrupted as exc:

@@ -222,7 +222,9 @@ class ImportPathEvaluator(Evaluator):
     """Calls ``evaluate(params, seed)`` found at an import path, imported in each worker.
 
     With ``rows`` (``certa select --cv``, a :class:`certa.engine.plans.RowSplitsPlan`) it calls
-    ``evaluate(params, seed, train, test)`` with the row's training and test indices.
+    ``evaluate(params, seed, train, test)`` with the row's training and test indices. With
+    ``n_train`` (``certa select --n-train``, for the screen) it calls ``evaluate(params, seed,
+    size=n)``: train on ``n`` examples (``n_train`` at full size, fewer on the screen's rungs).
 
     Only the import path travels to the workers (not the function), so a
     function in the user's own module works with local processes, Dask or Ray
@@ -230,14 +232,19 @@ class ImportPathEvaluator(Evaluator):
     with a ``"score"`` key (other keys are kept with the evaluation).
     """
 
-    def __init__(self, spec: str, cwd: str | None = None, rows: Any = None) -> None:
+    def __init__(self, spec: str, cwd: str | None = None, rows: Any = None, n_train: int | None = None) -> None:
         self.spec = spec
         self.cwd = cwd or os.getcwd()
         self.rows = rows
+        self.n_train = n_train
         self._fn: Callable | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"spec": self.spec, "cwd": self.cwd, "rows": self.rows, "_fn": None}
+        return {"spec": self.spec, "cwd": self.cwd, "rows": self.rows, "n_train": self.n_train, "_fn": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("n_train", None)
+        self.__dict__.update(state)
 
     def _function(self) -> Callable:
         if self._fn is None:
@@ -250,6 +257,8 @@ class ImportPathEvaluator(Evaluator):
         if self.rows is not None:
             train, test = self.rows.split(draw, None, 0)
             return self._function()(params, draw.seed, train, test)
+        if self.n_train is not None:
+            return self._function()(params, draw.seed, size=draw.size or self.n_train)
         return self._function()(params, draw.seed)
 
     def fingerprint_parts(self) -> dict[str, str]:
@@ -259,6 +268,8 @@ class ImportPathEvaluator(Evaluator):
         parts = {"code": stable_hash((self.spec, self._function()))}
         if self.rows is not None:   # the splits are part of the run's identity
             parts["plan"] = stable_hash(self.rows.spec())
+        if self.n_train is not None:
+            parts["n_train"] = str(self.n_train)
         return parts
 
     def fingerprint(self) -> str:

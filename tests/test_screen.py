@@ -313,3 +313,38 @@ def test_bad_arguments_are_refused_clearly():
         BanditSearchCV(Busy(base=0.0), {"k": [0.0, 0.1, 0.2, 0.3]}, screen=True).fit(X, y)
     with pytest.raises(ValueError, match="tolerance must be a number >= 0 or 'auto'"):
         BanditSearchCV(Busy(base=0.0), grid, screen=True, tolerance="small").fit(X, y)
+
+
+SIZED = '''
+import numpy as np
+
+
+def evaluate(params, seed, size):
+    """Simulated: setting k's mean is 0.8 - 0.01 k at full size (270), lower on fewer examples."""
+    k = params["k"]
+    return float(0.8 - 0.01 * k - 0.02 * (270 / size - 1) / 8 + np.random.default_rng([seed, k]).normal(0, 0.01))
+'''
+
+
+def test_certa_select_screens_with_a_sized_evaluate(tmp_path, monkeypatch, capsys):
+    import json
+
+    from certa.cli import main
+
+    (tmp_path / "sized.py").write_text(SIZED)
+    (tmp_path / "grid.toml").write_text("[grid]\nk = [" + ", ".join(str(k) for k in range(27)) + "]\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["select", "--evaluate", "sized:evaluate", "--candidates", "grid.toml", "--seed", "1", "--json",
+            "--no-progress", "--n-train", "270"]
+    assert main([*args, "--screen", "--store", "s.sqlite"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["choice"]["name"] == "k=0"
+    sel = load("s.sqlite")
+    assert sel.result["finalists"] and sel.result["guarantee"].startswith("the best of the ")
+    assert set(sel.evaluations["kind"]) == {"subset", "split"}
+    assert main(["show", "s.sqlite"]) == 0
+    assert "finalists chosen from 27 candidates on 1/9 and 1/3 of the training data" in capsys.readouterr().out
+    assert main([*args, "--no-screen", "--max-evals", "60"]) == 0      # forbidden: a plain race
+    assert "no screen (screen=False)" in capsys.readouterr().err
+    assert main([*args[:-2], "--screen"]) == 2                          # no --n-train: refused, saying why
+    assert "screen=True cannot be used here: no --n-train" in capsys.readouterr().err
