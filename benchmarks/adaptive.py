@@ -19,6 +19,8 @@ Subcommands (``python benchmarks/adaptive.py COMMAND --help`` lists a command's 
   workers, virtual clock), and how busy every front keeps its workers -> ``results/rows_ahead.{json,md}``;
 * ``oracle-ratio``: the paired default's evaluations over the paired lower bounds on the four peers tasks
   -> ``results/oracle_ratio.{json,md}``;
+* ``paired-ranks``: how the paired rule spreads delta over each candidate's rivals by their first-row
+  rank (variants, and an oracle-partner diagnostic) -> ``results/paired_ranks.{json,md}``;
 * ``splitters``: the paired rule's wrong-choice rate with K-fold rows against fresh random splits, on
   real fits (``pool TASK``, then ``run``) -> ``results/splitters_calibration.{json,md}``.
 
@@ -42,6 +44,7 @@ COMMANDS = {
     "clock": ("_adaptive.clock", "the virtual clock against real runs; a 64-candidate grid on 4-64 workers"),
     "rows-ahead": ("_adaptive.rows_ahead", "rows ahead decide as the sequential rule; every front's occupancy"),
     "oracle-ratio": ("_adaptive.oracle_ratio", "the paired default's evaluations over the paired lower bounds"),
+    "paired-ranks": ("_adaptive.paired_ranks", "the paired rule's delta spread over the rivals by first-row rank"),
     "splitters": ("_adaptive.splitters", "the paired rule with K-fold rows against fresh splits (real fits)"),
 }
 

@@ -30,6 +30,8 @@ from certa.strategies._paired import (
     paired_offsets,
     paired_statistic,
     paired_threshold,
+    rank_shares,
+    rival_weights,
 )
 
 
@@ -238,9 +240,10 @@ def test_paired_statistic_from_the_table_equals_a_direct_computation():
         arg = n * e / math.sqrt((v + rho * e * e) * (n + 1))
         assert w[i, j] == pytest.approx(two_sided + math.log(2 * stats.t.cdf(arg, n)), rel=1e-10)
         assert w[j, i] == -np.inf   # j's mean is below i's by more than the tolerance: no evidence
-    # delta split: (1 - a) delta over the K - 1 pairs, a delta on the contrast (a = 1/2); evidence = W - offset
+    # delta split: (1 - a) delta over the K - 1 pairs on all rows, a delta on the contrast; evidence = W - offset
     assert paired_threshold(0.05, 3) == pytest.approx(math.log(1 / 0.05))
-    assert paired_offsets(3) == pytest.approx((math.log(2 / 0.5), math.log(2)))
+    assert paired_offsets(3) == (math.inf, 0.0)   # the default: all of delta on the contrast (a = 1)
+    assert paired_offsets(3, 0.5) == pytest.approx((math.log(2 / 0.5), math.log(2)))   # the rule before issue 32
     assert paired_offsets(2) == (0.0, math.inf)   # one pair: all of delta on it, as before the contrast
     assert paired_confidence(math.log(1 / 0.05)) == pytest.approx(0.95)
 
@@ -255,7 +258,29 @@ def _run_on_rows(strat, matrix):
     return strat.result()
 
 
-def test_contrast_partner_and_statistic_equal_a_direct_computation():
+def test_rank_shares_spread_delta_over_the_rivals_by_their_first_row_rank():
+    # s_r = r^-2 / sum_{s<K} s^-2: the K - 1 shares of one candidate's delta sum to 1 (what makes the rule valid)
+    for k in (3, 8, 250):
+        s = rank_shares(k)
+        h = sum(1 / r**2 for r in range(1, k))
+        assert s.tolist() == pytest.approx([1 / r**2 / h for r in range(1, k)], rel=1e-12)
+        assert s.sum() == pytest.approx(1.0)
+    assert rank_shares(5, math.inf).tolist() == [1.0, 0.0, 0.0, 0.0]   # one partner (the rule before issue 32)
+    # every column of the weights is one candidate's delta: at most 1, exactly 1 when all survive
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        k = int(rng.integers(3, 12))
+        means = rng.normal(size=k)
+        means[rng.random(k) < 0.2] = np.nan   # survivors without a first-row score rank last
+        surv = sorted(set(rng.choice(k, size=int(rng.integers(2, k + 1)), replace=False).tolist()))
+        w = rival_weights(means, surv)
+        assert (w.sum(axis=0) <= 1 + 1e-12).all() and (np.diag(w) == 0).all()
+        if len(surv) == k:
+            assert w.sum(axis=0) == pytest.approx(np.ones(k))
+        assert (w[[c for c in range(k) if c not in surv]] == 0).all()   # no share on a candidate that left
+
+
+def test_contrast_weights_and_statistics_equal_a_direct_computation():
     # 6 close candidates, stopped by max_evals before any elimination: every row has all six
     rng = np.random.default_rng(11)
     k, n_rows = 6, 12
@@ -265,16 +290,25 @@ def test_contrast_partner_and_statistic_equal_a_direct_computation():
     res = _run_on_rows(strat, matrix)
     assert res["eliminated"] == {} and res["rows"] == n_rows
     first = matrix[:CONTRAST_ROWS].mean(axis=0)
-    for j in range(k):   # partner: the other candidate with the highest mean over the first row(s)
-        assert res["partners"][j] == max((c for c in range(k) if c != j), key=lambda c: first[c])
+    h = sum(1 / r**2 for r in range(1, k))
     later = matrix[CONTRAST_ROWS:]
-    c0 = strat._contrast_statistic(0.0)
+    evidence = strat._contrast_evidence()
     for j in range(k):
-        p = res["partners"][j]
-        d = later[:, p] - later[:, j]
-        floor = 0.01 * 0.5 * (later[:, p].var() + later[:, j].var())
-        expected = paired_statistic(d.size, d.mean(), max(d.var(), floor)) if d.mean() > 0 else -np.inf
-        assert c0[j] == pytest.approx(float(expected), rel=1e-12)
+        rivals = sorted((c for c in range(k) if c != j), key=lambda c: -first[c])   # by first-row score
+        assert res["partners"][j] == rivals[0]
+        for rank, p in enumerate(rivals, start=1):
+            d = later[:, p] - later[:, j]
+            floor = 0.01 * 0.5 * (later[:, p].var() + later[:, j].var())
+            stat = paired_statistic(d.size, d.mean(), max(d.var(), floor)) if d.mean() > 0 else -np.inf
+            # the running max over the rows after the first: recompute it row by row
+            run_max = -np.inf
+            for n in range(2, d.size + 1):
+                dn = d[:n]
+                fl = 0.01 * 0.5 * (later[:n, p].var() + later[:n, j].var())
+                if dn.mean() > 0:
+                    run_max = max(run_max, float(paired_statistic(n, dn.mean(), max(dn.var(), fl))))
+            assert run_max >= float(stat) - 1e-12
+            assert evidence[p, j] == pytest.approx(run_max + math.log(1 / rank**2 / h), rel=1e-12, abs=1e-12)
 
 
 def test_contrast_stops_earlier_with_many_candidates_and_keeps_its_level():
@@ -285,7 +319,11 @@ def test_contrast_stops_earlier_with_many_candidates_and_keeps_its_level():
     sampler = CorrelatedGaussianRows(means, 1.0, 0.5)
     with_contrast = simulate_paired_batch(sampler, confidence=0.95, n_runs=600, random_state=1)
     without = simulate_paired_batch(sampler, confidence=0.95, n_runs=600, random_state=1, contrast_share=0.0)
-    assert with_contrast.evaluations.mean() < 0.98 * without.evaluations.mean()   # 0.938 here (seed 1)
+    one_partner = simulate_paired_batch(sampler, confidence=0.95, n_runs=600, random_state=1, contrast_share=0.5,
+                                        rank_power=math.inf)   # the rule before issue 32
+    assert with_contrast.evaluations.mean() < 0.98 * without.evaluations.mean()
+    # the rivals weighted by rank need fewer evaluations than one partner from the first row
+    assert with_contrast.evaluations.mean() < 0.97 * one_partner.evaluations.mean()
     # wrong-choice rate <= delta: one-sided binomial test at level 0.01 does not reject
     wrong = int(with_contrast.wrong.sum())
     assert stats.binomtest(wrong, 600, 0.05, alternative="greater").pvalue > 0.01
@@ -359,15 +397,19 @@ class _FixedRows:
 def test_vectorised_driver_decides_as_the_strategy_on_the_same_rows(tolerance):
     from certa.planning.batch import simulate_paired_batch
 
-    for seed in range(4):
+    tdsa_like = [0.0, -0.55, -0.6, -1.6, -1.5, -2.1, -2.2, -3.0]   # ranks 1-7 all carry a share of delta
+    for seed in range(8):
+        means = [0.0, -0.3, -0.35, -1.0] if seed < 4 else tdsa_like
+        k = len(means)
         rng = np.random.default_rng(seed)
-        matrix = rng.normal([0.0, -0.3, -0.35, -1.0], 1.0, size=(3000, 4)) + rng.normal(0, 1.0, size=(3000, 1))
+        matrix = rng.normal(means, 1.0, size=(3000, k)) + rng.normal(0, 1.0, size=(3000, 1))
         strat = PairedElimination(0.9, tolerance=tolerance)
-        strat.start(4, 0)
+        strat.start(k, 0)
         res = _run_on_rows(strat, matrix)
         rep = simulate_paired_batch(_FixedRows(matrix), confidence=0.9, tolerance=tolerance, n_runs=1)
         assert int(rep.evaluations[0]) == int(res["evaluations"].sum())
         assert int(rep.chosen[0]) == res["best"]
+        assert rep.counts[0].tolist() == res["evaluations"].tolist()   # every candidate's rows, not only the sum
 
 
 PAIRED_EVALUATE = """

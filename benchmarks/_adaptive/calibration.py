@@ -197,7 +197,7 @@ def section_paired_contrast(delta: float, runs: int, seed: int) -> dict[str, Any
             ratios, wrong = {}, {}
             for n, f in fams.items():
                 rep = simulate_paired_batch(f["sampler"], confidence=1 - delta, n_runs=runs, random_state=seed,
-                                            contrast_share=share)
+                                            contrast_share=share, rank_power=math.inf)   # issue 23: one partner
                 ratios[n] = float(rep.evaluations.mean() / base[n].evaluations.mean())
                 wrong[n] = int(rep.wrong.sum())
             geo = float(np.exp(np.mean(np.log(list(ratios.values())))))

@@ -384,7 +384,8 @@ class ReplayRows:
 
 def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float = 0.0, n_runs: int = 1000,
                           max_evals: int = 100_000, random_state: int = 0,
-                          threshold: Any = None, contrast_share: float | None = None) -> BatchReport:
+                          threshold: Any = None, contrast_share: float | None = None,
+                          rank_power: float | None = None) -> BatchReport:
     """Many runs of :class:`certa.strategies.PairedElimination` at once, on rows from
     ``sampler.rows(n, rng) -> (n, K)``.
 
@@ -393,7 +394,10 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     make the same choice after the same evaluations on the same rows. ``threshold`` (for
     calibration of other thresholds): a function ``rows -> log threshold`` per run, replacing
     ``log(1 / delta)`` on the evidence scale. ``contrast_share``: the share of delta on the
-    contrast (default :data:`certa.strategies._paired.CONTRAST_SHARE`; 0 turns it off).
+    contrast (default :data:`certa.strategies._paired.CONTRAST_SHARE`; 0 turns it off, the rest goes
+    to the pairs on all rows); ``rank_power``: how it is spread over the rivals by their rank on the
+    first row (default :data:`certa.strategies._paired.RANK_POWER`; ``inf``: all on the first-ranked
+    rival, the rule before issue 32).
 
     Examples
     --------
@@ -404,10 +408,9 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     from ..strategies._paired import (
         CONTRAST_ROWS,
         pair_statistics,
-        pair_values,
         paired_offsets,
         paired_threshold,
-        score_variance,
+        rank_shares,
     )
 
     confidence = check_confidence(confidence)
@@ -417,16 +420,20 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     k = true_means.size
     limit = paired_threshold(1.0 - confidence, k)
     offset, c_offset = paired_offsets(k, contrast_share)
+    pairs_on, contrast_on = np.isfinite(offset), np.isfinite(c_offset)
+    with np.errstate(divide="ignore"):
+        log_share = np.concatenate([[-np.inf], np.log(rank_shares(k, rank_power))]) - c_offset   # by rank, 0 = none
     R = n_runs
     alive = np.ones((R, k), dtype=bool)
     active = np.ones(R, dtype=bool)
     full = [np.zeros((R, k, k)) for _ in range(3)] + [np.zeros((R, k)) for _ in range(3)]   # n s ss sn s1 s2
     con = [np.zeros((R, k, k)) for _ in range(3)] + [np.zeros((R, k)) for _ in range(3)]    # the contrast's rows
+    log_w = np.full((R, k, k), -np.inf)   # [run, rival k, j]: log of the contrast's share of delta on (k, j)
     partner = np.full((R, k), -1)
     run0 = np.full((R, k, k), -np.inf)
     run_eps = np.full((R, k, k), -np.inf)
-    c0 = np.full((R, k), -np.inf)
-    c_eps = np.full((R, k), -np.inf)
+    c0 = np.full((R, k, k), -np.inf)
+    c_eps = np.full((R, k, k), -np.inf)
     evals = np.zeros(R, dtype=int)
     capped = np.zeros(R, dtype=bool)
     chosen = np.zeros(R, dtype=int)
@@ -442,17 +449,21 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
         t[4][idx] += np.where(a, x, 0.0)
         t[5][idx] += np.where(a, x * x, 0.0)
 
-    def contrast(idx: np.ndarray, eps: float) -> np.ndarray:
-        p = partner[idx]
-        rows = np.maximum(p, 0)[:, None, :]   # each run's (partner, j) entries only
-
-        def pick(a: np.ndarray) -> np.ndarray:
-            return np.take_along_axis(a[idx], rows, axis=1)[:, 0, :]
-
-        sv = score_variance(con[3][idx], con[4][idx], con[5][idx])
-        w = pair_values(pick(con[0]), pick(con[1]), pick(con[2]), np.take_along_axis(sv, rows[:, 0, :], axis=1), sv,
-                        eps)
-        return np.where(p >= 0, w, -np.inf)
+    def ranks_by(means: np.ndarray) -> np.ndarray:
+        """``[run, k, j]``: rank of ``k`` among the survivors other than ``j`` (1 = highest mean, ties:
+        lowest index; survivors without a mean after), 0 where none (as ``rival_ranks``)."""
+        surv = means != -np.inf   # nan: a survivor without a score
+        key = np.where(np.isnan(means), -np.inf, means)
+        order = np.argsort(-key, axis=1, kind="stable")                       # [run, position] -> candidate
+        pos = np.empty_like(order)
+        np.put_along_axis(pos, order, np.arange(k)[None, :].repeat(means.shape[0], 0), axis=1)
+        # rank of k for j: position of k among survivors, minus one if j (a survivor) is ahead of it
+        sv = np.take_along_axis(surv, order, axis=1)
+        rank_pos = np.cumsum(sv, axis=1)                                         # 1-based among survivors
+        rk = np.take_along_axis(rank_pos, pos, axis=1)                           # [run, k]
+        r = rk[:, :, None] - ((pos[:, None, :] < pos[:, :, None]) & surv[:, None, :])
+        ok = surv[:, :, None] & ~np.eye(k, dtype=bool)[None]
+        return np.where(ok, r, 0)
 
     while active.any():
         idx = np.flatnonzero(active)
@@ -463,18 +474,21 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
         x = sampler.rows(idx.size, rng)
         evals[idx] += a.sum(axis=1)
         add(full, idx, a, x)
-        w0 = pair_statistics(*(t[idx] for t in full), 0.0)
-        run0[idx] = np.maximum(run0[idx], w0)
-        if tolerance > 0:
-            run_eps[idx] = np.maximum(run_eps[idx], pair_statistics(*(t[idx] for t in full), tolerance))
-        else:
-            run_eps[idx] = run0[idx]
-        if row >= CONTRAST_ROWS and np.isfinite(c_offset):
+        if pairs_on:
+            run0[idx] = np.maximum(run0[idx], pair_statistics(*(t[idx] for t in full), 0.0))
+            if tolerance > 0:
+                run_eps[idx] = np.maximum(run_eps[idx], pair_statistics(*(t[idx] for t in full), tolerance))
+            else:
+                run_eps[idx] = run0[idx]
+        if row >= CONTRAST_ROWS and contrast_on:
             add(con, idx, a, x)
-            c0[idx] = np.maximum(c0[idx], contrast(idx, 0.0))
-            c_eps[idx] = np.maximum(c_eps[idx], contrast(idx, tolerance)) if tolerance > 0 else c0[idx]
+            c0[idx] = np.maximum(c0[idx], pair_statistics(*(t[idx] for t in con), 0.0))
+            if tolerance > 0:
+                c_eps[idx] = np.maximum(c_eps[idx], pair_statistics(*(t[idx] for t in con), tolerance))
+            else:
+                c_eps[idx] = c0[idx]
         lim = limit if threshold is None else np.asarray(threshold(row + 1), dtype=float)
-        against = np.maximum(run0[idx].max(axis=1) - offset, c0[idx] - c_offset)
+        against = np.maximum(run0[idx].max(axis=1) - offset, (c0[idx] + log_w[idx]).max(axis=1))
         ruled_out = against > (lim[:, None] if np.ndim(lim) else lim)
         new_alive = alive[idx] & ~ruled_out
         empty = ~new_alive.any(axis=1)
@@ -482,19 +496,19 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
             means = np.where(alive[idx], full[4][idx] / np.maximum(full[3][idx], 1), -np.inf)
             new_alive[empty, np.argmax(means[empty], axis=1)] = True
         alive[idx] = new_alive
-        if row + 1 == CONTRAST_ROWS and np.isfinite(c_offset):   # fix each candidate's partner
-            means = np.where(new_alive & (full[3][idx] > 0), full[4][idx] / np.maximum(full[3][idx], 1), -np.inf)
-            others = np.where(np.eye(k, dtype=bool)[None], -np.inf, means[:, None, :])   # [run, j, candidate]
-            best = np.argmax(others, axis=2)
-            ok = np.isfinite(np.take_along_axis(others, best[:, :, None], axis=2)[:, :, 0])
-            partner[idx] = np.where(ok, best, -1)
+        if row + 1 == CONTRAST_ROWS and contrast_on:   # fix each pair's share of delta by the rival's rank
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = np.where(new_alive, full[4][idx] / full[3][idx], -np.inf)   # nan: a survivor without a score
+            rk = ranks_by(m)
+            log_w[idx] = log_share[rk]
+            first = rk == 1
+            partner[idx] = np.where(first.any(axis=1), np.argmax(first, axis=1), -1)
         means = np.where(new_alive, full[4][idx] / np.maximum(full[3][idx], 1), -np.inf)
         leader = np.argmax(means, axis=1)
         done = new_alive.sum(axis=1) == 1
         if tolerance > 0:
             r = np.arange(idx.size)
-            within = run_eps[idx][r, leader] - offset
-            within = np.maximum(within, np.where(partner[idx] == leader[:, None], c_eps[idx] - c_offset, -np.inf))
+            within = np.maximum(run_eps[idx][r, leader] - offset, (c_eps[idx] + log_w[idx])[r, leader])
             ev = np.maximum(against, within)
             ev[r, leader] = np.inf
             done |= ev.min(axis=1) > lim

@@ -38,47 +38,56 @@ Elimination and stopping
 ------------------------
 Rows are filled for every surviving candidate (the row's candidates are fixed before any of
 its scores is seen, so each pair's differences stay i.i.d. whatever was eliminated when).
-Two kinds of test rule a candidate ``j`` out, with ``delta`` split between them (``K >= 3``;
-with two candidates there is one pair and all of ``delta`` goes to it):
+With ``K >= 3`` candidates the first row (``CONTRAST_ROWS = 1``) ranks, for each candidate ``j``,
+the other survivors by their score on it (highest first; ties and candidates without a score:
+after, by lowest index), and ``delta`` against ``j`` is spread over its rivals by that rank: the
+rival ranked ``r`` gets ``w_r = r^-2 / sum_{s<K} s^-2`` of it (``RANK_POWER = 2``; with 8
+candidates 0.66, 0.17, 0.07, 0.04, ...). The *contrast* statistic ``C_kj`` is ``W_kj`` computed
+on the rows after the first only, and ``j`` is ruled out once, for some ``k``::
 
-* **every pair**, on all their common rows: ``W_kj(0) > log((K - 1) / ((1 - a) delta))`` for
-  some ``k`` (``a = CONTRAST_SHARE = 0.5``);
-* **the contrast**: after the first row (``CONTRAST_ROWS = 1``), each ``j`` is paired with its
-  *partner* ``p(j)``, the survivor other than ``j`` with the highest score on that row; the
-  contrast statistic ``C_j`` is ``W_p(j)j`` computed on the rows after it only, and rules ``j``
-  out once ``C_j(0) > log(1 / (a delta))``.
+    C_kj(0) > log(1 / (w_r(k, j) delta))
 
-Both count at any time (running maxima). The run stops when one candidate survives, or, with a
-tolerance, when for a survivor ``i`` every other candidate ``j`` is ruled out or shown not more
-than ``eps`` better than ``i`` (``R_ij(eps)`` of the pair above its threshold, or ``C_j(eps)``
-above the contrast's when ``p(j) = i``). In the code every statistic is put on one scale, the
-*evidence*: the statistic minus ``log((K - 1) / (1 - a))`` (pairs) or ``log(1 / a)`` (contrast),
-compared with ``log(1 / delta)``.
+(``CONTRAST_SHARE = 1``: all of ``delta`` goes to the rows after the first. The code also keeps
+the rule of issue 23, with share ``a < 1``: ``(1 - a) delta`` split equally over the ``K - 1``
+pairs on all rows, ``W_kj(0) > log((K - 1) / ((1 - a) delta))``, and ``a delta`` on the rivals by
+rank; ``a = 1/2`` with everything on the first-ranked rival, ``RANK_POWER = inf``, was the
+default before issue 32.) With two candidates there is one pair, on all rows, with all of
+``delta``.
 
-Why the contrast pays: the ``K - 1`` pairs against each candidate all share ``delta``, although
-most of them are against candidates clearly worse than it and never gather evidence. The first
-row already says which candidate is likely the one to beat; the contrast puts half of ``delta``
-on that one comparison, so a candidate close to the best needs ``log(1 / (a delta))`` (3.69 at
-delta 0.05) instead of ``log((K - 1) / delta)`` (4.94 with eight candidates), at the price of one
-row and of ``log 2`` more on the pairs. It pays where a few close rivals must be told apart from
-many clearly worse ones (FIESTA's TDSA replay: 6 % fewer evaluations) and costs up to 5 % where
-every elimination is quick (``docs/adaptive.md`` has the table).
+Running maxima count. The run stops when one candidate survives, or, with a tolerance, when for
+a survivor ``i`` every other candidate ``j`` is ruled out or shown not more than ``eps`` better
+than ``i`` (``C_ij(eps)`` above ``log(1 / (w_r(i, j) delta))``, or the pair's ``W_ij(eps)`` above
+its threshold). In the code every statistic is put on one scale, the *evidence*: the statistic
+plus ``log(a w_r)`` (contrast) or minus ``log((K - 1) / (1 - a))`` (pairs), compared with
+``log(1 / delta)``.
+
+Why the rank weights pay: the ``K - 1`` pairs against each candidate all share ``delta``,
+although most of them are against candidates clearly worse than it and never gather evidence.
+The first row already says which rivals are likely the ones to beat. Issue 23 put half of
+``delta`` on the first-ranked rival alone (the *partner*); when the first row's leader is not the
+best (TDSA: often, its three best models are within 0.6 SD of the differences), the close rivals'
+contrasts are against each other and they leave by the pairs' threshold, ``log((K - 1) / (delta /
+2))``. Spreading ``delta`` over the ranks keeps most of it on the first-ranked rival (3.41 nats at
+delta 0.05 and ``K = 8``, 3.69 before) and a fair share on the second and third (4.8 and 5.6, 5.63
+before), at the price of the first row for every pair: 7.6 % fewer evaluations on FIESTA's TDSA
+replay, 2-8 % on the correlated Gaussian families (``docs/adaptive.md`` has the tables).
 
 Why it is delta-correct. Let ``j*`` be the best candidate. A wrong answer ``i`` (more than
-``eps`` below ``j*``) needs ``j*`` ruled out: by some ``k`` with ``W_kj*(0)`` above its threshold,
-or by ``i`` with ``W_ij*(eps)``, or by the contrast ``C_j*``. In each case the true mean of the
-pair's differences (``mean_k - mean_j* <= 0``, or ``mean_i - mean_j* < -eps``) lies in the set
-the infimum ranges over, so the pair's ``sup_N M+(true)`` passed the threshold. For the ``K - 1``
-pairs ``(k, j*)`` this has probability at most ``(1 - a) delta / (K - 1)`` each by Ville's
-inequality. The contrast's partner is fixed by the first row, and the rows after it are
-independent of it, so given the first row ``C_j*`` is one pair's e-process on fresh
-i.i.d. differences: probability at most ``a delta``. At most ``delta`` in all, whatever the order
-of evaluations and however often the rule is checked. The confidence reached for a
-recommendation ``i``, ``1 - exp(-min_j E_ij)`` with ``E_ij`` the evidence above, is valid at any
-time by the same argument (:func:`paired_confidence`).
+``eps`` below ``j*``) needs ``j*`` ruled out: by some ``k`` with ``C_kj*(0)`` (or ``W_kj*(0)``)
+above its threshold, or by ``i`` with ``C_ij*(eps)`` (or ``W_ij*(eps)``). In each case the true
+mean of the pair's differences (``mean_k - mean_j* <= 0``, or ``mean_i - mean_j* < -eps``) lies in
+the set the infimum ranges over, so the pair's ``sup_N M+(true)`` passed the threshold. The
+weights are fixed by the first row, and the rows after it are independent of it, so given the
+first row each ``C_kj*`` is one pair's e-process on fresh i.i.d. differences: by Ville's
+inequality it passes ``log(1 / (w delta))`` with probability at most ``w delta``, and the weights
+against ``j*`` sum to at most ``a`` (the same pair's ``C(0)`` and ``C(eps)`` are one event: both are
+at most ``log M+(true)``). The pairs on all rows add at most ``(1 - a) delta``. At most ``delta``
+in all, whatever the order of evaluations and however often the rule is checked. The confidence
+reached for a recommendation ``i``, ``1 - exp(-min_j E_ij)`` with ``E_ij`` the evidence above, is
+valid at any time by the same argument (:func:`paired_confidence`).
 
 Compared with the unpaired rule (:mod:`._glr`): one sequence per pair instead of two, a
-threshold of ``log((K - 1) / ((1 - a) delta))`` or less instead of ``log(K - 1) + 4.74``, and the
+threshold of ``log(1 / (w_r delta))`` instead of ``log(K - 1) + 4.74``, and the
 variance of the differences instead of the sum of two variances. What is proven: for jointly
 Gaussian scores with any correlation (rows i.i.d.); replayed and bounded scores are calibrated
 by simulation (``docs/adaptive.md``).
@@ -96,16 +105,20 @@ from scipy.special import stdtr
 
 from ._glr import PRIOR_PRECISION, _check_delta, _check_n_candidates, log_e_process
 
-__all__ = ["CONTRAST_ROWS", "CONTRAST_SHARE", "contrast_partners", "log_e_process_one_sided", "paired_confidence",
-           "paired_offsets", "paired_statistic", "paired_threshold"]
+__all__ = ["CONTRAST_ROWS", "CONTRAST_SHARE", "RANK_POWER", "contrast_partners", "log_e_process_one_sided",
+           "paired_confidence", "paired_offsets", "paired_statistic", "paired_threshold", "rank_shares", "rival_weights"]
 
 #: Floor of a pair's difference variance, as a fraction of the mean of its two score variances.
 DIFF_VAR_FLOOR = 0.01
 
-#: Share ``a`` of delta given to the contrast with each candidate's partner (``K >= 3``).
-CONTRAST_SHARE = 0.5
+#: Share ``a`` of delta given to the rows after the first, the rivals weighted by their rank on the
+#: first row (``K >= 3``); the rest, ``1 - a``, goes to every pair on all rows, split equally.
+CONTRAST_SHARE = 1.0
 
-#: Rows after which the partners are fixed; the contrast uses the rows after them.
+#: The rival ranked ``r``-th on the first row gets ``r^-p / sum_{s < K} s^-p`` of that share.
+RANK_POWER = 2.0
+
+#: Rows after which the ranks are fixed; the contrast uses the rows after them.
 CONTRAST_ROWS = 1
 
 
@@ -174,21 +187,25 @@ def contrast_share(n_candidates: int, share: float | None = None) -> float:
     """The share of delta the contrast gets: ``CONTRAST_SHARE`` (or ``share``), 0 with two candidates."""
     k = _check_n_candidates(n_candidates)
     a = CONTRAST_SHARE if share is None else float(share)
-    if not 0.0 <= a < 1.0:
-        raise ValueError(f"contrast_share must be in [0, 1), got {share!r}")
+    if not 0.0 <= a <= 1.0:
+        raise ValueError(f"contrast_share must be in [0, 1], got {share!r}")
     return 0.0 if k == 2 else a
 
 
 def paired_offsets(n_candidates: int, share: float | None = None) -> tuple[float, float]:
     """What the pairs' and the contrast's statistics pay to become evidence:
-    ``log((K - 1) / (1 - a))`` and ``log(1 / a)`` (``inf`` without a contrast).
+    ``log((K - 1) / (1 - a))`` (``inf`` when ``a = 1``: no pair on all rows) and ``log(1 / a)``
+    (``inf`` without a contrast); a contrast's statistic against the rival ranked ``r`` pays
+    ``log(1 / a) + log(1 / s_r)`` in all (:func:`rank_shares`).
 
     A pair's statistic ``W`` rules a candidate out at level ``delta`` once ``W - offset`` passes
     ``log(1 / delta)``.
 
     Examples
     --------
-    >>> [round(x, 4) for x in paired_offsets(8)]       # log 14, log 2
+    >>> paired_offsets(8)                              # all of delta on the ranked rivals
+    (inf, 0.0)
+    >>> [round(x, 4) for x in paired_offsets(8, 0.5)]  # log 14, log 2
     [2.6391, 0.6931]
     >>> paired_offsets(2)                               # one pair: all of delta on it
     (0.0, inf)
@@ -197,30 +214,81 @@ def paired_offsets(n_candidates: int, share: float | None = None) -> tuple[float
     a = contrast_share(k, share)
     if a == 0.0:
         return math.log(k - 1), math.inf
-    return math.log((k - 1) / (1.0 - a)), -math.log(a)
+    return (math.inf if a == 1.0 else math.log((k - 1) / (1.0 - a))), math.log(1.0 / a)
+
+
+def rank_shares(n_candidates: int, power: float | None = None) -> np.ndarray:
+    """``s_r = r^-p / sum_{s=1}^{K-1} s^-p`` for the ranks ``r = 1..K-1`` (sum 1), ``p = RANK_POWER``;
+    ``power=inf`` puts everything on rank 1.
+
+    Examples
+    --------
+    >>> rank_shares(4).round(3).tolist()                # 1, 1/4, 1/9 over 49/36
+    [0.735, 0.184, 0.082]
+    >>> rank_shares(3, math.inf).tolist()
+    [1.0, 0.0]
+    """
+    k = _check_n_candidates(n_candidates)
+    p = RANK_POWER if power is None else float(power)
+    if not p >= 0.0:
+        raise ValueError(f"power must be >= 0, got {power!r}")
+    if math.isinf(p):
+        return np.eye(1, k - 1).ravel()
+    s = np.arange(1, k, dtype=float) ** -p
+    return s / s.sum()
+
+
+def rival_ranks(means: np.ndarray, survivors: list[int]) -> np.ndarray:
+    """``rank[k, j]``: the rank (1 = first) of survivor ``k`` among the survivors other than ``j`` by
+    mean, highest first (ties and candidates without a mean: after, by lowest index); 0 where
+    ``k = j`` or ``k`` is not a survivor.
+
+    Examples
+    --------
+    >>> rival_ranks(np.array([0.5, 0.7, 0.6]), [0, 1, 2]).tolist()
+    [[0, 2, 2], [1, 0, 1], [2, 1, 0]]
+    """
+    k = len(means)
+    m = np.asarray(means, dtype=float)
+    order = sorted(survivors, key=lambda c: (-m[c] if np.isfinite(m[c]) else math.inf, c))
+    out = np.zeros((k, k), dtype=int)
+    for j in range(k):
+        r = 0
+        for c in order:
+            if c != j:
+                r += 1
+                out[c, j] = r
+    return out
+
+
+def rival_weights(means: np.ndarray, survivors: list[int], power: float | None = None) -> np.ndarray:
+    """``w[k, j]``: the share of the contrast's delta on "``k`` is better than ``j``", ``s_r`` of
+    :func:`rank_shares` with ``r`` the rank of ``k`` among the survivors other than ``j``
+    (:func:`rival_ranks`); 0 where ``k`` is not ranked. Each column sums to at most 1.
+
+    Examples
+    --------
+    >>> w = rival_weights(np.array([0.5, 0.7, 0.6]), [0, 1, 2])
+    >>> w[:, 0].round(2).tolist()                       # against 0: 1 ranked first, 2 second
+    [0.0, 0.8, 0.2]
+    """
+    ranks = rival_ranks(means, survivors)
+    s = np.concatenate([[0.0], rank_shares(len(means), power)])
+    return s[ranks]
 
 
 def contrast_partners(means: np.ndarray, survivors: list[int]) -> np.ndarray:
     """Each candidate's partner: the survivor other than itself with the highest mean (ties: lowest
-    index); ``-1`` where there is none.
+    index; rank 1 of :func:`rival_ranks`); ``-1`` where there is none.
 
     Examples
     --------
     >>> contrast_partners(np.array([0.5, 0.7, 0.6]), [0, 1, 2]).tolist()
     [1, 2, 1]
     """
-    k = len(means)
-    m = np.where(np.isfinite(means), means, -np.inf)
-    cand = np.full(k, -np.inf)
-    cand[list(survivors)] = m[list(survivors)]
-    out = np.full(k, -1, dtype=int)
-    for j in range(k):
-        others = cand.copy()
-        others[j] = -np.inf
-        best = int(np.argmax(others))
-        if np.isfinite(others[best]):
-            out[j] = best
-    return out
+    ranks = rival_ranks(means, survivors)
+    first = ranks == 1
+    return np.where(first.any(axis=0), np.argmax(first, axis=0), -1)
 
 
 def paired_confidence(evidence_min: float) -> float:

@@ -9,7 +9,15 @@ import numpy as np
 from ..engine.draws import Draw, Outcome, split_draw
 from ..engine.strategy import Strategy
 from ._glr import check_tolerance
-from ._paired import CONTRAST_ROWS, PairTable, contrast_partners, paired_confidence, paired_offsets, paired_threshold
+from ._paired import (
+    CONTRAST_ROWS,
+    PairTable,
+    contrast_partners,
+    paired_confidence,
+    paired_offsets,
+    paired_threshold,
+    rival_weights,
+)
 from ._validation import check_confidence, check_int
 
 #: Rows ahead: at most ``ceil(AHEAD * n_workers / survivors)`` rows beyond the one being decided,
@@ -29,13 +37,14 @@ class PairedElimination(Strategy):
 
     Row ``r`` is one split and model seed shared by every candidate evaluated on it (common
     random numbers, :func:`certa.engine.draws.split_draw` with ``paired=True``), so two
-    candidates compare through ``d = x_i - x_j`` on the rows both were scored on. A
-    candidate is eliminated when some other candidate's one-sided e-process on those
-    differences passes ``log((K - 1) / (delta / 2))``, or when, on the rows after the first, its
-    contrast with the candidate that led on the first row passes ``log(1 / (delta / 2))`` (with two
-    candidates: one pair, ``log(1 / delta)``); the choice is wrong with probability at most
-    ``delta = 1 - confidence`` for jointly Gaussian scores, whatever their correlation
-    (:mod:`certa.strategies._paired`).
+    candidates compare through ``d = x_i - x_j`` on the rows both were scored on. The first row
+    ranks each candidate's rivals by their score on it; a candidate is eliminated when, on the
+    rows after the first, some rival's one-sided e-process on those differences passes
+    ``log(1 / (w_r delta))``, ``w_r = r^-2 / sum_{s<K} s^-2`` for the rival ranked ``r`` (with
+    eight candidates 3.41 nats for the first-ranked rival at delta 0.05, 4.80 for the second; with
+    two candidates: one pair on all rows, ``log(1 / delta)``); the choice is wrong with
+    probability at most ``delta = 1 - confidence`` for jointly Gaussian scores, whatever their
+    correlation (:mod:`certa.strategies._paired`).
 
     Rows ahead: a row's evaluations are asked together and, when they leave workers idle
     (``n_workers``, which the runner sets from the executor: ``n_jobs``, the threads of a Dask
@@ -115,9 +124,10 @@ class PairedElimination(Strategy):
         self._offset, self._contrast_offset = paired_offsets(k)
         self._table = PairTable(k)
         self._contrast = PairTable(k)                  # the rows after the first CONTRAST_ROWS
-        self._partner: np.ndarray | None = None        # each candidate's partner, once fixed
-        self._run_c0 = np.full(k, -np.inf)            # running max of the contrast C_j(0)
-        self._run_c_eps = np.full(k, -np.inf)         # running max of C_j(tolerance)
+        self._partner: np.ndarray | None = None        # each candidate's first-ranked rival, once fixed
+        self._log_w: np.ndarray | None = None          # log of the contrast's share of delta on (k, j), once fixed
+        self._run_c0 = np.full((k, k), -np.inf)       # running max of the contrast C_kj(0)
+        self._run_c_eps = np.full((k, k), -np.inf)    # running max of C_kj(tolerance)
         self._run_max0 = np.full((k, k), -np.inf)     # running max of W_kj(0)
         self._run_max_eps = np.full((k, k), -np.inf)  # running max of W_kj(tolerance)
         self._eliminated: dict[int, int] = {}          # candidate -> row after which it left
@@ -247,17 +257,17 @@ class PairedElimination(Strategy):
     def _close_row(self, row_scores: dict[int, float]) -> None:
         scores = {c: s for c, s in row_scores.items() if c not in self._dropped}
         self._table.add_row(scores)
-        w0 = self._table.statistics(0.0)
-        np.maximum(self._run_max0, w0, out=self._run_max0)
-        if self.tolerance > 0:
-            np.maximum(self._run_max_eps, self._table.statistics(self.tolerance), out=self._run_max_eps)
-        else:
-            self._run_max_eps = self._run_max0
-        if self._partner is not None:
-            self._contrast.add_row(scores)
-            np.maximum(self._run_c0, self._contrast_statistic(0.0), out=self._run_c0)
+        if np.isfinite(self._offset):   # pairs on all rows (two candidates, or a contrast share below 1)
+            np.maximum(self._run_max0, self._table.statistics(0.0), out=self._run_max0)
             if self.tolerance > 0:
-                np.maximum(self._run_c_eps, self._contrast_statistic(self.tolerance), out=self._run_c_eps)
+                np.maximum(self._run_max_eps, self._table.statistics(self.tolerance), out=self._run_max_eps)
+            else:
+                self._run_max_eps = self._run_max0
+        if self._log_w is not None:
+            self._contrast.add_row(scores)
+            np.maximum(self._run_c0, self._contrast.statistics(0.0), out=self._run_c0)
+            if self.tolerance > 0:
+                np.maximum(self._run_c_eps, self._contrast.statistics(self.tolerance), out=self._run_c_eps)
             else:
                 self._run_c_eps = self._run_c0
         ruled_out = self._against() > self._limit   # by any other candidate, or by the contrast
@@ -268,8 +278,11 @@ class PairedElimination(Strategy):
         if not surv:   # a cycle of eliminations (practically impossible): keep the highest mean
             surv = [self._leader(self._alive())]
             self._eliminated.pop(surv[0], None)
-        if self._partner is None and self._row + 1 == CONTRAST_ROWS and np.isfinite(self._contrast_offset):
-            self._partner = contrast_partners(self._table.means(), surv)
+        if self._log_w is None and self._row + 1 == CONTRAST_ROWS and np.isfinite(self._contrast_offset):
+            means = self._table.means()
+            with np.errstate(divide="ignore"):
+                self._log_w = np.log(rival_weights(means, surv)) - self._contrast_offset
+            self._partner = contrast_partners(means, surv)
         self._best = self._leader(surv)
         conf = self._confidence_for(self._best)
         self._history.append(conf)
@@ -280,16 +293,16 @@ class PairedElimination(Strategy):
         elif self.max_rows is not None and self._row + 1 >= self.max_rows:
             self._stopped, self._stop_reason = True, OUT_OF_SPLITS
 
-    def _contrast_statistic(self, tolerance: float) -> np.ndarray:
-        """``C_j``: the partner's statistic against ``j`` on the contrast's rows (``-inf`` without a partner)."""
-        has = self._partner >= 0
-        out = np.full(self.n_candidates, -np.inf)
-        out[has] = self._contrast.pair_statistic(self._partner[has], np.flatnonzero(has), tolerance)
-        return out
+    def _contrast_evidence(self, tolerance: bool = False) -> np.ndarray:
+        """``C_kj + log(a w_kj)``: the contrast's evidence for "``k`` is better than ``j``" (``[k, j]``;
+        ``-inf`` before the weights are fixed)."""
+        if self._log_w is None:
+            return np.full((self.n_candidates, self.n_candidates), -np.inf)
+        return (self._run_c_eps if tolerance else self._run_c0) + self._log_w
 
     def _against(self) -> np.ndarray:
         """Evidence that each candidate is not the best (pairs and contrast, on the ``log(1/delta)`` scale)."""
-        return np.maximum(self._run_max0.max(axis=0) - self._offset, self._run_c0 - self._contrast_offset)
+        return np.maximum(self._run_max0.max(axis=0) - self._offset, self._contrast_evidence().max(axis=0))
 
     def _leader(self, among: list[int]) -> int:
         means = self._table.means()
@@ -297,9 +310,7 @@ class PairedElimination(Strategy):
 
     def _evidence(self, i: int) -> np.ndarray:
         """Evidence against each rival ``j`` being better than the recommendation ``i``."""
-        within = self._run_max_eps[i] - self._offset
-        if self._partner is not None:
-            within = np.maximum(within, np.where(self._partner == i, self._run_c_eps - self._contrast_offset, -np.inf))
+        within = np.maximum(self._run_max_eps[i] - self._offset, self._contrast_evidence(True)[i])
         ev = np.maximum(self._against(), within)
         ev[i] = np.inf
         ev[list(self._dropped)] = np.inf
