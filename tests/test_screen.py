@@ -72,16 +72,18 @@ def _decision(sel):
 def _reference_rung(rows_scores, members, delta, rows, factor=3, min_keep=2):
     """The paired rule of a rung computed directly: every pair's differences on its common rows
     (:func:`paired_statistic`, the closed form checked against its integral in test_paired), the
-    variance floor, the contrast with each candidate's partner from the first row; the rung ends
-    once the survivors are at most ``ceil(n / factor)`` or after ``rows`` rows, then keeps the
-    highest means among the survivors (at most the cap, at least ``min_keep``)."""
+    variance floor, and (three or more candidates) each candidate's rivals ranked by the first row,
+    the rival ranked ``r`` tested on the rows after it at ``log(1 / (w_r delta))``,
+    ``w_r = r^-2 / sum_{s<n} s^-2`` (two candidates: their pair on all rows at ``log(1 / delta)``);
+    the rung ends once the survivors are at most ``ceil(n / factor)`` or after ``rows`` rows, then
+    keeps the highest means among the survivors (at most the cap, at least ``min_keep``)."""
     n = len(members)
     cap = max(min_keep, math.ceil(n / factor))
-    offset, contrast_offset = math.log((n - 1) / 0.5), math.log(2.0)
+    h = sum(1 / r**2 for r in range(1, n))
     limit = math.log(1 / delta)
     scores = {c: [] for c in members}       # per candidate: (row, score)
     alive = list(members)
-    partner = {}
+    rank = {}
     ruled = set()
     used_rows = 0
     for r in range(rows):
@@ -101,12 +103,14 @@ def _reference_rung(rows_scores, members, delta, rows, factor=3, min_keep=2):
             return float(paired_statistic(len(d), d.mean(), v))
         if r == 0:
             for j in members:
-                others = [c for c in alive if c != j]
-                partner[j] = max(others, key=lambda c: (scores[c][0][1], -c))
+                others = sorted((c for c in alive if c != j), key=lambda c: (-scores[c][0][1], c))
+                rank[j] = {c: i + 1 for i, c in enumerate(others)}
         for j in list(alive):
-            pair = max(w(k, j) for k in members if k != j) - offset
-            contrast = w(partner[j], j, from_row=1) - contrast_offset
-            if max(pair, contrast) > limit:
+            if n == 2:
+                evidence = max(w(k, j) for k in members if k != j)
+            else:
+                evidence = max(w(k, j, from_row=1) + math.log(1 / rank[j][k] ** 2 / h) for k in rank[j])
+            if evidence > limit:
                 ruled.add(j)
         alive = [c for c in alive if c not in ruled]
         if len(alive) <= cap:
