@@ -105,6 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--table", help="JSON file mapping candidate names to lists of observed scores")
     src.add_argument("--means", help="comma-separated true means of simulated Gaussian candidates")
     sim.add_argument("--sds", help="comma-separated SDs (with --means), or one SD for every candidate")
+    sim.add_argument("--rung-means", default=None, metavar="M,M,...;M,M,...",
+                     help="screen, then race: the candidates' means on each rung of the screen, one comma-separated "
+                     "group per rung (smallest first, groups separated by ';'; --means are the full-size ones), with "
+                     "--n-train; the report adds the screen's miss rate and the race's wrong-choice rate among the "
+                     "finalists")
+    sim.add_argument("--n-train", type=_positive_int(2), default=None,
+                     help="with --rung-means: the full training size; the rungs are 1/3, 1/9, ... of it, as many as "
+                     "the rule gives for the number of candidates (certa.strategies.screen.screen_sizes)")
     sim.add_argument("--names", help="comma-separated names of the --means candidates (default c0, c1, ...)")
     sim.add_argument("--models", help="comma-separated subset of the table's candidates")
     sim.add_argument("--runs", type=_positive_int(1), default=200, help="simulated runs (default 200)")
@@ -551,9 +559,14 @@ def _run_simulate(args) -> None:
     from .planning.simulate import load_score_table, simulate
     from .search.bandit import make_strategy
 
-    strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget, stopping=args.stopping,
-                             n_workers=args.workers, max_evals=args.max_evals, beta=args.beta,
-                             tolerance=args.tolerance)
+    if args.rung_means is not None:
+        strategy = _screen_for_simulation(args)
+    else:
+        if args.n_train is not None:
+            raise ValueError("--n-train goes with --rung-means (the screen's score model)")
+        strategy = make_strategy(args.strategy, confidence=args.confidence, budget=args.budget,
+                                 stopping=args.stopping, n_workers=args.workers, max_evals=args.max_evals,
+                                 beta=args.beta, tolerance=args.tolerance)
     err = Console(stderr=True)
     busy = err.status(f"simulating {args.runs} runs of {args.strategy}...") if err.is_terminal \
         else contextlib.nullcontext()
@@ -599,9 +612,32 @@ def _simulate(args, strategy, simulate, load_score_table):
             if len(names) != len(means) or not all(names) or len(set(names)) != len(names):
                 raise ValueError(f"--names must give {len(means)} distinct non-empty names, one per --means value, "
                                  f"got {args.names!r}")
+        rungs = None if args.rung_means is None else \
+            [_floats(g, "--rung-means") for g in args.rung_means.split(";") if g.strip()]
         report = simulate(strategy, means=means, sds=_floats(args.sds, "--sds"), names=names,
-                          n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs, **clock)
+                          n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs, rung_means=rungs, **clock)
     return report
+
+
+def _screen_for_simulation(args):
+    """``certa simulate --rung-means``: the screen the fronts would run on ``--n-train`` examples."""
+    from .strategies.screen import screen_sizes
+
+    if args.n_train is None or args.means is None:
+        raise ValueError("--rung-means needs --means (the full-size means) and --n-train (the full training size)")
+    if args.strategy not in ("auto", "paired"):
+        raise ValueError(f"--rung-means simulates screen, then race (the paired rule): --strategy {args.strategy!r} "
+                         "does not screen")
+    groups = [g for g in args.rung_means.split(";") if g.strip()]
+    k = len(_floats(args.means, "--means"))
+    sizes = screen_sizes(k, args.n_train)
+    if len(groups) != len(sizes):
+        raise ValueError(f"--rung-means gives {len(groups)} rung(s); {k} candidates on --n-train {args.n_train} "
+                         f"make {len(sizes)} (sizes {sizes}): give one group of {k} means per rung")
+    from .search._screen import ScreenDecision, screen_strategy
+
+    return screen_strategy(ScreenDecision(screen=True, sizes=sizes), k, args.confidence, args.n_train,
+                           tolerance=args.tolerance, max_evals=args.max_evals or "auto", unit=False)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:

@@ -5,6 +5,7 @@ candidates gain more from data than others, so ranks change between rungs), ever
 effect shared by its candidates (paired rows), and each evaluation its own noise."""
 from __future__ import annotations
 
+import copy
 import math
 import sqlite3
 import time
@@ -20,7 +21,7 @@ from certa.engine.evaluators import EstimatorEvaluator, Evaluator
 from certa.engine.plans import RandomSplitPlan
 from certa.engine.runner import RunInterrupted
 from certa.search._screen import MIN_CANDIDATES, cost_exponent, decide_screen
-from certa.strategies import ScreenThenRace
+from certa.strategies import PairedElimination, ScreenThenRace
 from certa.strategies._paired import paired_statistic
 from certa.strategies.screen import screen_sizes
 
@@ -352,3 +353,39 @@ def test_certa_select_screens_with_a_sized_evaluate(tmp_path, monkeypatch, capsy
     assert "no screen (screen=False)" in capsys.readouterr().err
     assert main([*args[:-2], "--screen"]) == 2                          # no --n-train: refused, saying why
     assert "screen=True cannot be used here: no --n-train" in capsys.readouterr().err
+
+
+def test_simulate_with_a_score_model_per_rung_reports_the_miss_and_wrong_rates(capsys):
+    """The rates in the report against a direct count over the runs' own results (run one by one)."""
+    from certa.cli import main
+    from certa.engine.draws import derive_seed
+    from certa.planning.simulate import RungGaussianScores, run_direct, simulate
+
+    full = np.array([0.80, 0.79, 0.75, 0.70, 0.70, 0.65, 0.60, 0.55, 0.50])
+    rung = [full - np.array([0.0, 0.06, 0.0, 0.0, 0.02, 0.0, 0.0, 0.0, 0.0])]   # the second best learns slowly
+    strat = ScreenThenRace(0.9, [30], n_train=90, tolerance=0.0, max_evals=400)
+    rep = simulate(strat, means=full, sds=[0.03], rung_means=rung, n_runs=30, random_state=5)
+    ev = RungGaussianScores(full, [0.03] * 9, rung, [30])
+    missed = wrong = 0
+    for r in range(30):
+        res = run_direct(copy.deepcopy(strat), ev, 9, derive_seed(5, r))
+        f = res["finalists"]
+        missed += 0 not in f
+        wrong += res["best"] != max(f, key=lambda c: full[c])
+    d = rep.to_dict()
+    assert d["screen_miss_rate"] == missed / 30 and d["finalist_wrong_rate"] == wrong / 30
+    assert "none of them is the true best in" in str(rep)
+    with pytest.raises(ValueError, match="rung_means gives the means at each rung's training size"):
+        simulate(PairedElimination(0.9), means=full, sds=[0.03], rung_means=rung, n_runs=2)
+    with pytest.raises(ValueError, match="one row of 9 finite means per rung"):
+        simulate(strat, means=full, sds=[0.03], rung_means=[full, full], n_runs=2)
+    # the CLI: certa simulate --rung-means, one group per rung
+    groups = ";".join(",".join(f"{m:g}" for m in full - 0.01 * j) for j in (3, 2, 1))
+    ok = main(["simulate", "--means", ",".join(f"{m:g}" for m in np.linspace(0.8, 0.5, 27)), "--sds", "0.03", "--n-train", "810", "--runs", "3",
+               "--rung-means", ";".join(",".join(f"{m - 0.01 * j:g}" for m in np.linspace(0.8, 0.5, 27))
+                                        for j in (2, 1))])
+    out = capsys.readouterr()
+    assert ok == 0 and "the screen:" in out.out and "finalists on average" in out.out
+    assert main(["simulate", "--means", ",".join(f"{m:g}" for m in full), "--sds", "0.03", "--n-train", "90",
+                 "--rung-means", groups]) == 2
+    assert "--rung-means gives 3 rung(s); 9 candidates on --n-train 90 make 1" in capsys.readouterr().err
