@@ -238,9 +238,19 @@ or Strategy, default "auto"
         the cap before its target confidence warns (:class:`certa.TargetNotReachedWarning`),
         and one whose first evaluations show a near tie that would cost more than the cap
         warns early (:class:`certa.NearTieWarning`) with a tolerance that would fit.
-    tolerance : float, default 0
+    tolerance : float or "auto", default "auto"
         Epsilon-best identification: stop once the chosen candidate is within
-        ``tolerance`` (in score units) of the best with the stated confidence.
+        ``tolerance`` (in score units) of the best with the stated confidence. ``"auto"``: 0,
+        except when the run screens on a score in [0, 1] (accuracy, F1, ...): 0.005, the best
+        of the finalists within half a point (``docs/screen.md``).
+    screen : bool or "auto", default "auto"
+        Screen, then race (:class:`certa.strategies.ScreenThenRace`): every candidate on small
+        training subsets (1/27, 1/9, 1/3 of the training part for 64 candidates), the paired rule
+        eliminating on each rung, the finalists raced at full size; the stated confidence is the
+        race's, among the finalists. ``"auto"``: screen when there are at least 16 candidates and
+        an evaluation's time, measured before the run, grows at least like ``size^0.2``; ``True``
+        forces it, ``False`` forbids it. Not with ``cv`` or an unpaired strategy. After ``fit``:
+        ``finalists_``, ``rungs_``, ``screen_`` (the decision and its evidence).
     scoring, n_jobs, random_state, refit, store, executor, retries, timeout, progress
         As for :class:`certa.JKFoldSearchCV`; ``scoring`` is one metric.
     param_distributions : dict or list of dicts, optional
@@ -495,7 +505,9 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     candidate, and the run ends when the splits run out (``stop_reason="out of splits"``).
 
     ``tolerance`` (fixed confidence): stop once the choice is within ``tolerance`` of the
-    best with the stated confidence. ``max_evals="auto"`` (default) caps a fixed-confidence run at
+    best with the stated confidence (``"auto"``: 0). ``screen`` (``"auto"``, True, False): screen,
+    then race, as :class:`BanditSearchCV`; ``evaluate`` then gets the rung's training subset of
+    ``data`` as ``train`` (needs ``data``, no ``split``); ``result["screen"]`` says what decided. ``max_evals="auto"`` (default) caps a fixed-confidence run at
     200 evaluations per candidate (``None``: no cap); a near tie that would cost more warns early
     (:class:`certa.NearTieWarning`), and a run that ends below its target warns
     (:class:`certa.TargetNotReachedWarning`; ``result["target_reached"]`` is False).
