@@ -24,8 +24,13 @@ Reported per task and pruner: how often **the true best model's trial is pruned*
 table's means over all 500 rows, or the pool's 20x5 CV means), with a one-sided binomial p-value
 against delta = 0.05; fits (rows reported); how often ``study.best_trial`` is the true best.
 
+The test of the rule (``--null-seeds``, simulated, stated as simulated): the per-trial
+wrong-pruning rate in studies where several trials share the best mean (all tied; or 2 tied among
+8 worse by 0.6, which are pruned about half the time, so which of them complete is decided by
+their noise), for ``PairedPruner`` at confidence 0.8 and 0.95 and for Wilcoxon.
+
 Run: ``flock /tmp/certa-cpu.lock nice -n 5 python benchmarks/integrations.py optuna-pruner
---seeds 200 --real-seeds 50 --lemma-seeds 10``.
+--seeds 200 --real-seeds 200 --lemma-seeds 10``.
 """
 from __future__ import annotations
 
@@ -45,10 +50,10 @@ CONFIDENCE = 0.95
 PRUNERS = ("certa-paired", "certa-paired-study", "optuna-wilcoxon")
 
 
-def make_pruner(name: str):
+def make_pruner(name: str, confidence: float = CONFIDENCE):
     optuna = _quiet_optuna()
     if name == "certa-paired":
-        return PairedPruner(confidence=CONFIDENCE)
+        return PairedPruner(confidence=confidence)
     if name == "certa-paired-study":
         return PairedPruner(confidence=CONFIDENCE, family="study")
     if name == "optuna-wilcoxon":
@@ -125,6 +130,54 @@ def sim_study(seed: int, sampler_name: str, pruner_name: str) -> dict[str, Any]:
             "n_pruned": sum(t.state.name == "PRUNED" for t in study.trials), "seconds": seconds}
 
 
+NULL_ROWS = 15
+#: Simulated null studies (stated as simulated): every trial's mean, the first ``ties`` at the best.
+NULL_SCENARIOS = {"8 tied": [0.0] * 8, "2 tied + 8 worse by 0.6": [0.0] * 2 + [-0.6] * 8}
+NULL_PRUNERS = (("certa-paired", 0.8), ("certa-paired", 0.95), ("optuna-wilcoxon", None))
+
+
+def null_studies(scenario: str, pruner_name: str, confidence: float | None, seeds: int) -> dict[str, Any]:
+    """The per-trial wrong-pruning rate: simulated Gaussian rows (a row effect, SD 1, shared by every
+    trial; noise per row and trial, SD 0.5, so a difference has SD 0.71), GridSampler over the
+    trials; every trial at the best mean is a good trial, and each of them pruned is a wrong prune."""
+    optuna = _quiet_optuna()
+    means = NULL_SCENARIOS[scenario]
+    wrong = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(derive_seed(seed, 34))
+        row_effect = rng.normal(0, 1.0, NULL_ROWS)
+        table = [m + row_effect + rng.normal(0, 0.5, NULL_ROWS) for m in means]
+
+        def objective(trial):
+            k = trial.suggest_categorical("k", list(range(len(means))))
+            for r in range(NULL_ROWS):
+                trial.report(float(table[k][r]), r)
+                if trial.should_prune():
+                    raise optuna.TrialPruned()
+            return float(np.mean(table[k]))
+
+        pruner = make_pruner(pruner_name, confidence or CONFIDENCE)
+        study = optuna.create_study(direction="maximize", pruner=pruner,
+                                    sampler=optuna.samplers.GridSampler({"k": list(range(len(means)))}, seed=seed))
+        study.optimize(objective, n_trials=len(means))
+        wrong += [t.state.name == "PRUNED" for t in study.trials if means[t.params["k"]] == max(means)]
+    k, n = int(np.sum(wrong)), len(wrong)
+    out = {"scenario": scenario, "pruner": pruner_name, "confidence": confidence, "studies": seeds,
+           "good_trials": n, "wrong_pruned": k, "rate": k / n}
+    if confidence is not None:
+        out["p_rate_le_delta"] = binom_upper_p(k, n, 1 - confidence)
+    return out
+
+
+def run_null(seeds: int) -> list[dict[str, Any]]:
+    out = []
+    for scenario in NULL_SCENARIOS:
+        for name, conf in NULL_PRUNERS:
+            out.append(null_studies(scenario, name, conf, seeds))
+            print("null", out[-1], flush=True)
+    return out
+
+
 def run_task(task: str, seeds: int, steps: int, lemma_n: int) -> dict[str, Any]:
     if task.startswith("sim-"):
         return run_sim(task, seeds)
@@ -179,7 +232,25 @@ def _one(load: Any) -> str:
     return "n/a" if not load else f"{load[0]:.1f}"
 
 
-def markdown(results: list[dict[str, Any]]) -> str:
+def null_markdown(null: list[dict[str, Any]]) -> str:
+    if not null:
+        return ""
+    rows = []
+    for r in null:
+        label = (f"certa PairedPruner({r['confidence']})" if r["confidence"] is not None
+                 else f"Optuna WilcoxonPruner({P_THRESHOLD})")
+        rows.append([r["scenario"], label, "-" if r["confidence"] is None else f"{1 - r['confidence']:.2f}",
+                     f"{r['rate']:.3f} ({r['wrong_pruned']}/{r['good_trials']})",
+                     "-" if r["confidence"] is None else f"{r['p_rate_le_delta']:.3g}"])
+    return ("\n## The test of the rule: per-trial wrong-pruning rate, simulated studies\n\n"
+            f"Simulated (stated as simulated) Gaussian rows, {NULL_ROWS} per study: a row effect (SD 1) shared by every "
+            "trial, noise per row and trial (SD 0.5); GridSampler over the trials; every trial at the best mean is "
+            f"good, and each one pruned is a wrong prune. {null[0]['studies']} studies per line. p: one-sided binomial "
+            "p-value against a rate of delta (small = the rate is above delta).\n\n"
+            + md_table(["trial means", "pruner", "delta", "good trials pruned", "p (rate <= delta)"], rows) + "\n")
+
+
+def markdown(results: list[dict[str, Any]], null: list[dict[str, Any]] | None = None) -> str:
     rows = []
     steps = ", ".join(f"{r['task']}: {r['steps']}" for r in results)
     for res in results:
@@ -199,7 +270,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
             "shuffled order, simulated: in row order); `PairedPruner(confidence=0.95)` (delta = 0.05; `family=\"study\"`: delta for the whole "
             f"study) against `WilcoxonPruner(p_threshold={P_THRESHOLD})`. p: one-sided binomial p-value of the "
             "pruned-best count against a rate of 0.05 (small = the rate is above delta).\n\n"
-            + md_table(head, rows) + "\n\nGenerated by `benchmarks/integrations.py optuna-pruner`.\n")
+            + md_table(head, rows) + "\n" + null_markdown(null or [])
+            + "\nGenerated by `benchmarks/integrations.py optuna-pruner`.\n")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -210,6 +282,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, default=30, help="shared rows per study (default 30)")
     ap.add_argument("--lemma-n", type=int, default=6000)
     ap.add_argument("--sim-seeds", type=int, default=100, help="seeds of each simulated task (0: skip; default 100)")
+    ap.add_argument("--null-seeds", type=int, default=200, help="simulated null studies per line (0: skip; default 200)")
     ap.add_argument("--tasks", default="tdsa,debian,digits,lemma,sim-tpe,sim-random")
     args = ap.parse_args(argv)
     seeds = {"tdsa": args.seeds, "debian": args.real_seeds, "digits": args.real_seeds, "lemma": args.lemma_seeds,
@@ -218,9 +291,10 @@ def main(argv: list[str] | None = None) -> None:
     for task in args.tasks.split(","):
         if seeds[task] > 0:
             results.append(run_task(task, seeds[task], args.steps, args.lemma_n))
+    null = run_null(args.null_seeds) if args.null_seeds > 0 else []
     payload = {"confidence": CONFIDENCE, "p_threshold": P_THRESHOLD, "steps": args.steps, "tasks": results,
-               "machine": machine_info()}
-    write_results(NAME, payload, markdown(results))
+               "null": null, "machine": machine_info()}
+    write_results(NAME, payload, markdown(results, null))
 
 
 if __name__ == "__main__":
