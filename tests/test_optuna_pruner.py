@@ -1,7 +1,8 @@
 """certa.integrations.optuna.PairedPruner inside real Optuna studies (in-memory and SQLite storage):
-a clearly worse trial is pruned at the row an independent computation of the rule gives, the best
-is not, the tolerance and the direction are honoured, and the stated error rate holds in a
-simulation (tolerance from its sample size)."""
+a clearly worse trial is pruned at the row an independent computation of the rule gives (scipy's
+t-test, the nominal level checked by an independent simulation), the best is not, the tolerance
+and the direction are honoured, and the stated error rate holds in simulated studies (tolerance
+from their sample size)."""
 from __future__ import annotations
 
 import math
@@ -12,6 +13,7 @@ import pytest
 optuna = pytest.importorskip("optuna")  # the test extra installs it
 from scipy import stats
 
+from certa.integrations._repeated_t import nominal_level
 from certa.integrations.optuna import PairedPruner
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -24,30 +26,41 @@ def scores(mean: float, k: int) -> np.ndarray:
     return mean + ROW_EFFECT + NOISE[k]
 
 
-def reference_w(best: np.ndarray, worse: np.ndarray, tolerance: float = 0.0) -> float:
-    """The paired statistic ``W`` of ``best - worse`` on all their rows, from the formula
-    (docs/integrations.md; certa.strategies._paired) with scipy's Student t, not certa's code; the
-    pruner's mixture has prior precision 0.5. ``-inf`` when the mean difference is not above the
-    tolerance."""
-    c, n = 0.5, len(worse)
+def reference_p(best: np.ndarray, worse: np.ndarray, tolerance: float = 0.0) -> float:
+    """The one-sided paired t-test's p-value of ``mean(best - worse) <= tolerance`` on all their rows,
+    from scipy, not certa's code (the variance floor checked not to decide)."""
     d = best - worse
-    m, v = d.mean(), d.var()
     floor = 0.01 * 0.5 * (best.var() + worse.var())
-    assert v > floor                       # the variance floor is not what decides here
-    e = m - tolerance
-    if e <= 0:
-        return -math.inf
-    rho = c / (n + c)
-    log_m = 0.5 * math.log(rho) + 0.5 * n * math.log1p((1 - rho) * e * e / (v + rho * e * e))
-    return log_m + math.log(2 * stats.t.cdf(n * e / math.sqrt((v + rho * e * e) * (n + c)), df=n))
+    assert d.var(ddof=1) > floor                 # the variance floor is not what decides here
+    return float(stats.ttest_1samp(d - tolerance, 0.0, alternative="greater").pvalue)
 
 
 def reference_prune_row(best: np.ndarray, worse: np.ndarray, delta: float, tolerance: float = 0.0) -> int | None:
-    """The row after which the rule prunes ``worse`` against one complete trial ``best``."""
+    """The row after which the rule prunes ``worse`` against one complete trial ``best`` (all its rows)."""
+    level = nominal_level(len(best), delta)
     for n in range(2, len(worse) + 1):
-        if reference_w(best[:n], worse[:n], tolerance) > math.log(1 / delta):   # one comparator
+        if reference_p(best[:n], worse[:n], tolerance) < level:
             return n
     return None
+
+
+def test_the_nominal_level_is_passed_by_some_look_with_probability_alpha():
+    """An independent simulation (other seed, scipy's t) of Gaussian null sequences: the share in which
+    some look n = 2..N has a p-value at or below the level is alpha within 4 binomial SEs, at or
+    below it (the level is a conservative quantile); bounds: the union bound <= level <= alpha."""
+    rng = np.random.default_rng(2024)
+    for n_rows, alpha in [(12, 0.2), (12, 0.05), (30, 0.05)]:
+        a = nominal_level(n_rows, alpha)
+        assert alpha / (n_rows - 1) <= a <= alpha
+        paths = 20_000
+        x = rng.standard_normal((paths, n_rows))
+        passed = np.zeros(paths, dtype=bool)
+        for n in range(2, n_rows + 1):
+            passed |= stats.ttest_1samp(x[:, :n], 0.0, axis=1, alternative="greater").pvalue <= a
+        se = math.sqrt(alpha * (1 - alpha) / paths)
+        assert alpha - 4 * se <= passed.mean() <= alpha + 2 * se
+    assert nominal_level(2, 0.05) == 0.05 and nominal_level(1, 0.05) == 0.0
+    assert nominal_level(30, 1e-6) == pytest.approx(1e-6 / 29)          # too rare to simulate: union bound
 
 
 def make_objective(table: dict[int, np.ndarray], sign: float = 1.0):
@@ -81,10 +94,12 @@ def test_a_clearly_worse_trial_is_pruned_at_the_reference_row(tmp_path, directio
     assert first.state == optuna.trial.TrialState.COMPLETE
     assert second.state == optuna.trial.TrialState.PRUNED
     assert len(second.intermediate_values) == expected
-    # the statistic one row earlier had not passed the threshold: recomputed from the stored study
+    # the evidence at the pruning row, recomputed from the stored study, passes the level
     pruner = PairedPruner(0.95)
     w, against = pruner.evidence(study, second)
-    assert against == 0 and w > pruner.threshold(1)
+    level = nominal_level(ROWS, 0.05)
+    assert against == 0 and w == pytest.approx(math.log(level / reference_p(table[0][:expected], table[1][:expected])))
+    assert w > 0
 
 
 @pytest.mark.parametrize("direction", ["maximize", "minimize"])
@@ -129,13 +144,12 @@ def test_the_tolerance_protects_a_trial_within_it():
     assert len(late.intermediate_values) > reference_prune_row(table[0], table[1], 0.05)
 
 
-def test_threshold_pays_for_the_family_only():
-    assert PairedPruner(0.9).threshold(5) == pytest.approx(math.log(1 / 0.1))
-    s = PairedPruner(0.9, family="study")
-    assert s.threshold(3) == pytest.approx(math.log(1 / (0.1 * 6 / (math.pi ** 2 * 16))))
+def test_delta_per_trial_and_per_study():
+    assert PairedPruner(0.9).delta(5) == pytest.approx(0.1)
+    assert PairedPruner(0.9, family="study").delta(3) == pytest.approx(0.1 * 6 / (math.pi ** 2 * 16))
 
 
-def test_comparators_are_the_trials_complete_when_the_trial_started_with_equal_weights():
+def test_comparators_are_the_trials_complete_when_the_trial_started_with_equal_shares():
     table = {0: scores(0.80, 0), 1: scores(0.75, 1), 2: scores(0.76, 2)}
     study = optuna.create_study(direction="maximize", pruner=PairedPruner(0.95))
     dist = {"k": optuna.distributions.CategoricalDistribution([0, 1, 2])}
@@ -156,14 +170,16 @@ def test_comparators_are_the_trials_complete_when_the_trial_started_with_equal_w
     complete(0)                                    # completes after it started: not its comparator
     assert [b.number for b in pruner.comparators(study, first)] == [0]
     w, against = pruner.evidence(study, first)
-    assert against == 0 and w == pytest.approx(reference_w(table[2], table[1]), abs=1e-9)
-    # the same scores, started after both completed: the mean of its two comparators' e-values
+    assert against == 0
+    assert w == pytest.approx(math.log(nominal_level(ROWS, 0.05) / reference_p(table[2], table[1])), abs=1e-9)
+    # the same scores, started after both completed: a union over its two comparators
     second = running()
     assert sorted(b.number for b in pruner.comparators(study, second)) == [0, 2]
     w2, against2 = pruner.evidence(study, second)
-    expected = math.log((math.exp(reference_w(table[0], table[1])) + math.exp(reference_w(table[2], table[1]))) / 2)
+    expected = math.log(nominal_level(ROWS, 0.05 / 2) / min(reference_p(table[0], table[1]),
+                                                            reference_p(table[2], table[1])))
     assert against2 == 2 and w2 == pytest.approx(expected, abs=1e-9)
-    assert pruner.prune(study, second) == (expected > math.log(1 / 0.05))
+    assert pruner.prune(study, second) == (expected > 0)
 
 
 def test_parallel_threads_prune_only_worse_trials_and_keep_the_best():

@@ -13,13 +13,17 @@ fresh row), ``delta = 1 - confidence``, ``eps = tolerance``. The *comparators* o
 the ``m_t`` trials that were complete when ``t`` started (from the study's stored start and
 completion times, so they are fixed before ``t``'s first report, whatever the order of trials in
 parallel runs; trials without stored times: the complete earlier-numbered ones). For each
-comparator ``b``, ``W_bt`` is the paired statistic of the differences ``d = x_b - x_t`` on the rows
-both reported (:func:`certa.strategies._paired.pair_values`: the log of the one-sided e-process
-against ``mean(d) <= eps``, certa's paired rule, with a wider mixture over the standardised
-effect, ``PRIOR_PRECISION = 0.5``). Trial ``t`` is pruned once the mean of its comparators'
-e-values passes ``1 / delta_t``::
+comparator ``b``, ``p_bt`` is the p-value of the one-sided paired t-test of ``mean(x_b - x_t) <= eps``
+on the ``n`` rows both reported (the difference variance floored at 0.01 times the mean of the
+two trials' score variances, as in certa's paired rule), and ``N_b`` is the number of rows ``b``
+reported. Trial ``t`` is pruned as soon as, for some comparator,
 
-    log( (1 / m_t) * sum_b exp(W_bt) ) > log(1 / delta_t)
+    p_bt <= a(N_b, delta_t / m_t)
+
+where ``a(N, alpha)`` is the repeated t-test's nominal level (:mod:`certa.integrations._repeated_t`):
+under i.i.d. Gaussian differences with mean ``eps``, some of the looks ``n = 2..N`` passes it with
+probability ``alpha`` (a Pocock-type group-sequential boundary, calibrated by a seeded simulation
+of the pivotal t-statistics; 0.0063 for ``N = 30``, ``alpha = 0.05``).
 
 * ``family="trial"`` (default): ``delta_t = delta``, so **each trial within the tolerance of the
   best is wrongly pruned with probability at most delta** (measured, below);
@@ -33,32 +37,31 @@ trial, and any trial within ``eps`` of it, is such a trial.
 What is proven and what is measured. Fix ``t`` with ``mu_t >= mu_b - eps`` for every ``b``. Rows
 are i.i.d. draws (fresh splits or seeds) and the trials' parameters are fixed before their scores
 are seen, so for each ``b`` the differences ``x_b - x_t`` on the rows in the order ``t`` reports
-them are i.i.d. with mean ``mu_b - mu_t <= eps``, and the e-process at that mean is a nonnegative
-martingale starting at 1 (the statistic, an infimum over the hypothesised means ``u <= eps``, and
-the variance floor only lower it). A mean with *fixed* weights of such e-processes ever passes
-``1 / delta_t`` with probability at most ``delta_t`` (Ville's inequality, applied as the proof of
-certa's paired rule applies it): that is the proven rule when the weights are ``1 / t`` on every
-earlier-numbered trial, pruned ones counted with an e-value of 0 (the previous version of this
-pruner). Weighting only the *complete* trials is a selection on the comparators' own scores
-(a trial completes if it was not shown worse than the trials before it), which the argument does
-not cover: a comparator that completed by luck on the shared rows looks better than it is on
-the very rows ``t`` is compared on. Completion is a weak selection (a comparator is dropped only
-once it is shown worse than another trial at the same level), and the per-trial rates measured in
-simulated studies (``docs/integrations.md``: every trial tied with the best, or ties among
-clearly and narrowly worse trials, at confidence 0.8 and 0.95) stay below ``delta``. A stronger
-selection fails that test: weighting the comparators by the rank of their mean scores (weight
-``6 / (pi^2 r^2)`` on the ``r``-th best) pruned a trial tied with 30 complete trials in 28 % of 300
-simulated studies at ``delta = 0.2`` and 8.3 % at ``delta = 0.05`` (equal weights: 10 % and 2.7 %),
-so the weights look at no score beyond completion. With
-``family="study"`` a union over the trials gives the study-wide statement.
+them are i.i.d. with mean ``mu_b - mu_t <= eps``; if they are Gaussian, the pair's boundary is
+passed at some look with probability at most ``delta_t / m_t`` (a mean below ``eps``, the floor,
+and fewer looks only lower it), since ``t`` and ``b`` share at most ``N_b`` rows. A union over
+``m_t`` comparators fixed in advance gives ``delta_t``. Here the comparators are the trials that
+*completed*, a selection on their own scores (a trial completes if it was not shown worse than the
+trials before it) that the argument does not cover: a comparator that completed by luck looks
+better than it is on the very rows ``t`` is compared on. The union over comparators leaves slack
+where they are close to each other (their tests share ``t``'s scores), and the per-trial rates
+measured in simulated studies (``docs/integrations.md``: every trial tied with the best, or ties
+among narrowly worse trials that complete or not by their noise, at confidence 0.8 and 0.95) stay
+below ``delta``. A stronger selection fails such a test: weighting the comparators by the rank of
+their mean scores (certa's e-process mixture with weight ``6 / (pi^2 r^2)`` on the ``r``-th best)
+pruned a trial tied with 30 complete trials in 28 % of 300 simulated studies at ``delta = 0.2``
+and 8.3 % at ``delta = 0.05`` (equal weights: 10 % and 2.7 %), so the comparators are chosen by no
+score beyond completion. With ``family="study"`` a union over the trials gives the study-wide
+statement.
 
 So with ``family="trial"`` and a sampler whose choices do not look at the scores
 (``GridSampler``, ``RandomSampler``, ``QMCSampler``, ``BruteForceSampler``), **the best trial is
 pruned with probability at most delta** in every setting measured, whatever the number of trials.
 An adaptive sampler (TPE, CMA-ES, GP) chooses the next parameters from earlier trials' scores on
-the very rows the new trial will be compared on, and rows that are the folds of one K-fold
-partition are not independent draws (they share training data): ``docs/integrations.md`` gives
-the rates measured with TPE and on real K-fold fits.
+the very rows the new trial will be compared on, rows that are the folds of one K-fold partition
+are not independent draws (they share training data), and bounded scores are not Gaussian:
+``docs/integrations.md`` gives the rates measured with TPE, on real K-fold fits and on replayed
+scores.
 
 The pruner keeps no state: every decision is computed from the study's stored trials (their
 intermediate values and times), so it works with ``n_jobs`` threads and with processes sharing an
@@ -72,9 +75,8 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
-from ..strategies._paired import pair_values, paired_threshold
+from ._repeated_t import nominal_level, one_sided_p
 
 __all__ = ["PairedPruner"]
 
@@ -95,12 +97,9 @@ def _base() -> type:
     return BasePruner
 
 
-#: Precision ``c`` of the pruner's mixture over the standardised effect (certa's bandit: 1.0). A wider
-#: mixture lets a trial far worse than a comparator be pruned after fewer rows: with ``n`` rows of
-#: differences of no spread the e-value reaches ``2 ((n + c) / c) ** ((n - 1) / 2)`` at most (with
-#: ``c = 1``, 9 rows to pass ``1 / 0.05`` with 250 comparators; with ``c = 0.5``, 7), at the price of a
-#: few per cent more rows on close calls (``docs/integrations.md``).
-PRIOR_PRECISION = 0.5
+#: Floor of a pair's difference variance, as a fraction of the mean of the two trials' score variances
+#: (as in certa's paired rule): a floor only raises p-values.
+DIFF_VAR_FLOOR = 0.01
 
 
 class PairedPruner(_base()):  # type: ignore[misc]
@@ -108,10 +107,11 @@ class PairedPruner(_base()):  # type: ignore[misc]
 
     Each trial reports one score per shared row, ``trial.report(score, step=row_id)`` (a fold, split
     or seed id, the same for every trial), and calls ``trial.should_prune()``. A trial is pruned
-    once the paired differences on the rows it shares with the trials complete when it started show
-    it worse than them by more than ``tolerance``, at the level ``1 - confidence`` (the mean of the
-    pairs' e-values against ``1 / delta``; module documentation: what the level means across the
-    study, what is proven and what is measured).
+    once the paired differences on the rows it shares with a trial complete when it started show it
+    worse by more than ``tolerance``, at the level ``1 - confidence`` (a repeated one-sided paired
+    t-test per comparator, its boundary calibrated to the comparator's number of rows, a union over
+    the comparators; module documentation: what the level means across the study, what is proven
+    and what is measured).
 
     Parameters
     ----------
@@ -180,27 +180,27 @@ class PairedPruner(_base()):  # type: ignore[misc]
                 out.append(b)
         return out
 
-    def threshold(self, number: int) -> float:
-        """What :meth:`evidence` must pass to prune trial ``number``: ``log(1 / delta_t)``, ``delta_t``
-        delta (``family="trial"``) or ``delta * 6 / (pi^2 (t + 1)^2)`` (``family="study"``).
+    def delta(self, number: int) -> float:
+        """``delta_t`` of trial ``number``: ``1 - confidence`` (``family="trial"``) or
+        ``(1 - confidence) * 6 / (pi^2 (t + 1)^2)`` (``family="study"``).
 
         Examples
         --------
-        >>> round(PairedPruner(0.95).threshold(7), 4)          # log(1 / 0.05)
-        2.9957
-        >>> round(PairedPruner(0.95, family="study").threshold(3), 3)   # log(pi^2 16 / (6 * 0.05))
-        6.266
+        >>> round(PairedPruner(0.95).delta(7), 4)
+        0.05
+        >>> round(PairedPruner(0.95, family="study").delta(3), 6)   # 0.05 * 6 / (pi^2 16)
+        0.0019
         """
         delta = 1.0 - self.confidence
         if self.family == "study":
             delta *= 6.0 / (math.pi ** 2 * (number + 1) ** 2)
-        return paired_threshold(delta, 2)
+        return delta
 
     def evidence(self, study: Any, trial: Any) -> tuple[float, int | None]:
-        """``log((1 / m_t) sum_b exp(W_bt))`` over the ``m_t`` comparators ``b`` of ``trial`` (module
-        documentation; a comparator with a non-finite value counts with an e-value of 0), and the
-        comparator with the largest ``W_bt`` (``-inf, None`` without a comparator or with fewer than
-        2 common rows)."""
+        """``max_b log(a_b / p_bt)`` over the ``m_t`` comparators ``b`` of ``trial`` (positive: prune), with
+        ``p_bt`` the one-sided paired t-test's p-value on their common rows and ``a_b`` the nominal
+        level for ``b``'s number of rows at ``delta_t / m_t`` (module documentation); and the comparator
+        reaching it (``-inf, None`` without a comparator or with fewer than 2 common rows)."""
         optuna = _optuna()
         values = _finite_values(trial)
         if values is None or len(values) < 2:
@@ -209,36 +209,46 @@ class PairedPruner(_base()):  # type: ignore[misc]
         steps = list(values.keys())
         xt = sign * np.fromiter(values.values(), dtype=float)
         comparators = self.comparators(study, trial)
-        numbers_, rows = [], []
+        numbers_, rows, horizon = [], [], []
         for b in comparators:
             vb = _finite_values(b, warn=False)
             if vb is None:
                 continue
             numbers_.append(b.number)
             rows.append([vb.get(step, math.nan) for step in steps])
+            horizon.append(len(vb))
         if not rows:
             return -math.inf, None
         xb = sign * np.array(rows, dtype=float)              # (comparators, t's rows)
         common = np.isfinite(xb)
         n = common.sum(axis=1).astype(float)
-        d = np.where(common, xb - xt[None, :], 0.0)
         nn = np.maximum(n, 1.0)
+        d = np.where(common, xb - xt[None, :], 0.0)
+        mean = d.sum(axis=1) / nn
+        var = np.where(common, (d - mean[:, None]) ** 2, 0.0).sum(axis=1) / np.maximum(n - 1.0, 1.0)
         mb = np.where(common, xb, 0.0).sum(axis=1) / nn       # the floor's score variances, on common rows
         var_b = np.where(common, (xb - mb[:, None]) ** 2, 0.0).sum(axis=1) / nn
         mt = np.where(common, xt[None, :], 0.0).sum(axis=1) / nn
         var_t = np.where(common, (xt[None, :] - mt[:, None]) ** 2, 0.0).sum(axis=1) / nn
-        w = pair_values(n, d.sum(axis=1), (d * d).sum(axis=1), var_b, var_t, -self.tolerance, PRIOR_PRECISION)
-        i = int(np.argmax(w))
-        if not w[i] > -math.inf:
+        var = np.maximum(var, DIFF_VAR_FLOOR * 0.5 * (var_b + var_t))
+        live = (n >= 2) & (mean > self.tolerance) & (var > 0)
+        if not live.any():
             return -math.inf, None
-        return float(logsumexp(w) - math.log(len(comparators))), numbers_[i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.where(live, one_sided_p(np.maximum(n, 2.0), mean - self.tolerance, np.where(var > 0, var, 1.0)), 1.0)
+        alpha = self.delta(trial.number) / len(comparators)
+        level = np.array([nominal_level(h, alpha) for h in horizon])
+        with np.errstate(divide="ignore"):
+            score = np.where(live, np.log(level) - np.log(p), -np.inf)
+        i = int(np.argmax(score))
+        return float(score[i]), numbers_[i]
 
     def prune(self, study: Any, trial: Any) -> bool:
         """Optuna's hook: whether to stop ``trial`` now (``study`` and ``trial`` as Optuna passes them)."""
         if len(study.directions) != 1:
             raise ValueError("PairedPruner needs a single-objective study")
         w, _ = self.evidence(study, trial)
-        return bool(w > self.threshold(trial.number))
+        return bool(w > 0.0)
 
 
 def _finite_values(trial: Any, warn: bool = True) -> dict[int, float] | None:
