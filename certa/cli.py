@@ -228,10 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_report(args) -> None:
-    from .reporting.loading import load
+    from .reporting.loading import load, paused_gc
     from .reporting.report import write_report
 
-    path = write_report(load(args.store), args.output, title=args.title, full=args.full)
+    with paused_gc():   # the whole command: the objects load() makes would be walked again by every collection
+        path = write_report(load(args.store), args.output, title=args.title, full=args.full)
     print(f"wrote {path}")
 
 
@@ -371,14 +372,15 @@ class _warnings_as_lines:
 def _run_show(args) -> None:
     import json
 
-    from .reporting.loading import load
+    from .reporting.loading import load, paused_gc
     from .reporting.summary import print_summary, summarize
 
-    summary = summarize(load(args.store), full=args.full)
-    if args.json:
-        print(json.dumps(summary, indent=2, default=repr))
-    else:
-        print_summary(summary)
+    with paused_gc():   # the whole command: the objects load() makes would be walked again by every collection
+        summary = summarize(load(args.store), full=args.full)
+        if args.json:
+            print(json.dumps(summary, indent=2, default=repr))
+        else:
+            print_summary(summary)
 
 
 def _read_labels(path: str) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import zlib
 from dataclasses import dataclass
@@ -107,6 +108,29 @@ def describe_damaged(row: tuple) -> str:
     return f"seq {seq} (draw {str(key)[:60]!r}, attempt {attempt!r})"
 
 
+#: A draw as certa writes it (``Draw.to_json``: sorted keys, ``", "`` and ``": "`` separators, ints
+#: without sign or leading zeros): read with one match instead of a JSON parse. Anything else
+#: (another spelling, a negative or huge number, a key too many) goes through ``json.loads`` and
+#: the checks of :func:`parse_row`, which name what is wrong.
+_INT = "(?:0|[1-9][0-9]*)"
+_CANONICAL_DRAW = re.compile(
+    rf'\{{"candidate": ({_INT}), "index": \[((?:{_INT})(?:, {_INT})*)?\], '
+    rf'"kind": "({"|".join(map(re.escape, DRAW_KINDS))})", "seed": ({_INT}), "size": (null|[1-9][0-9]*)\}}').fullmatch
+
+
+def _canonical_draw(text: object) -> tuple | None:
+    """``(candidate, kind, index, seed, size)`` of a draw written by certa, every field valid; else ``None``."""
+    m = _CANONICAL_DRAW(text) if type(text) is str else None
+    if m is None:
+        return None
+    candidate, index, kind, seed, size = m.groups()
+    seed = int(seed)
+    if seed >= 2**32:
+        return None
+    return (int(candidate), kind, tuple(map(int, index.split(", "))) if index else (), seed,
+            None if size == "null" else int(size))
+
+
 def parse_row(path: str, row: tuple) -> StoredOutcome:
     """One ``evaluations`` row as a StoredOutcome, every field checked: a malformed row names file and row.
 
@@ -117,30 +141,20 @@ def parse_row(path: str, row: tuple) -> StoredOutcome:
     def bad(why: str) -> StoreError:
         return _malformed(path, seq, why)
 
+    fields = _canonical_draw(draw)   # the draw as certa writes it, checked by its pattern
     try:
-        d = json.loads(draw) if isinstance(draw, str) else None
+        d = json.loads(draw) if fields is None and isinstance(draw, str) else None
         det = {} if not details or details == "{}" else json.loads(details)
     except RecursionError:
         raise bad("its JSON is nested too deeply to read") from None
     except (ValueError, TypeError) as exc:
         raise bad(f"invalid JSON ({exc})") from None
-    if not isinstance(d, dict):
+    if fields is None and not isinstance(d, dict):
         raise bad("its draw is not a JSON object")
     if not isinstance(det, dict):
         raise bad("details are not a JSON object")
-    if set(d) != {"candidate", "kind", "index", "seed", "size"}:
-        raise bad(f"its draw has the keys {sorted(d)}, expected candidate, index, kind, seed, size")
-
-    if not is_int(d["candidate"]) or d["candidate"] < 0:
-        raise bad(f"draw candidate must be a non-negative int, got {d['candidate']!r}")
-    if d["kind"] not in DRAW_KINDS:
-        raise bad(f"draw kind must be one of {DRAW_KINDS}, got {d['kind']!r}")
-    if not isinstance(d["index"], list) or not _non_negative_ints(d["index"]):
-        raise bad(f"draw index must be a list of non-negative ints, got {d['index']!r}")
-    if not is_int(d["seed"]) or not 0 <= d["seed"] < 2**32:
-        raise bad(f"draw seed must be an int in [0, 2**32), got {d['seed']!r}")
-    if d["size"] is not None and (not is_int(d["size"]) or d["size"] < 1):
-        raise bad(f"draw size must be None or a positive int, got {d['size']!r}")
+    if fields is None:
+        fields = _checked_draw(d, bad)
     if not is_int(attempt) or attempt < 1:
         raise bad(f"attempt must be a positive int, got {attempt!r}")
     if status not in STATUSES:
@@ -159,12 +173,28 @@ def parse_row(path: str, row: tuple) -> StoredOutcome:
         outcome = Outcome(score=math.nan if score is None else float(score), status=status, error=error,
                           duration=float(duration or 0.0), attempt=attempt, details=det,
                           payload=None if payload is None else decode_payload(payload))
-        the_draw = Draw(d["candidate"], d["kind"], tuple(d["index"]), d["seed"], d["size"])
     except RecursionError:
         raise bad("its payload is nested too deeply to read") from None
     except (ValueError, TypeError, KeyError) as exc:
         raise bad(str(exc)) from None
-    return StoredOutcome(seq, the_draw, outcome)
+    return StoredOutcome(seq, Draw.unchecked(*fields), outcome)   # every field checked above
+
+
+def _checked_draw(d: dict, bad) -> tuple:
+    """``(candidate, kind, index, seed, size)`` of a draw read as JSON, each field checked (``bad(why)`` if not)."""
+    if set(d) != {"candidate", "kind", "index", "seed", "size"}:
+        raise bad(f"its draw has the keys {sorted(d)}, expected candidate, index, kind, seed, size")
+    if not is_int(d["candidate"]) or d["candidate"] < 0:
+        raise bad(f"draw candidate must be a non-negative int, got {d['candidate']!r}")
+    if d["kind"] not in DRAW_KINDS:
+        raise bad(f"draw kind must be one of {DRAW_KINDS}, got {d['kind']!r}")
+    if not isinstance(d["index"], list) or not _non_negative_ints(d["index"]):
+        raise bad(f"draw index must be a list of non-negative ints, got {d['index']!r}")
+    if not is_int(d["seed"]) or not 0 <= d["seed"] < 2**32:
+        raise bad(f"draw seed must be an int in [0, 2**32), got {d['seed']!r}")
+    if d["size"] is not None and (not is_int(d["size"]) or d["size"] < 1):
+        raise bad(f"draw size must be None or a positive int, got {d['size']!r}")
+    return d["candidate"], d["kind"], tuple(d["index"]), d["seed"], d["size"]
 
 
 def is_int(v: object) -> bool:

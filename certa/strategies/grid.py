@@ -89,7 +89,7 @@ class JKFoldGrid(Strategy):
         seed = self._fold_seeds.get((j, k))
         if seed is None:
             seed = self._fold_seeds[(j, k)] = derive_seed(self.seed, j, k)
-        return Draw(c, "fold", (j, k), seed=seed)
+        return Draw.unchecked(c, "fold", (j, k), seed, None)   # ints from range(): nothing to check
 
     def tell(self, draw: Draw, outcome: Outcome) -> None:
         j, k = draw.index
