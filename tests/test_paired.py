@@ -440,3 +440,27 @@ def test_select_cli_is_paired_by_default_and_show_states_the_paired_guarantee(tm
     assert main(["select", "--evaluate", "pev:evaluate", "--candidates", "c.toml", "--store", "u.sqlite",
                  "--no-paired"]) == 0
     assert load("u.sqlite").evaluations["seed"].nunique() == load("u.sqlite").n_evaluations
+
+
+def test_a_candidate_that_failed_on_the_first_row_still_rules_the_others_out():
+    # the best fails on row 0, so it has no first-row score: it is ranked last against every rival
+    # (a share of delta all the same) and the run still ends on it, confident
+    rng = np.random.default_rng(5)
+    k = 4
+    matrix = rng.normal([0.0, -1.0, -1.2, -1.5], 0.3, size=(400, k)) + rng.normal(0, 1.0, size=(400, 1))
+    strat = PairedElimination(0.95)
+    strat.start(k, 0)
+    while not strat.finished:
+        draws = []
+        while (d := strat.ask()) is not None:
+            draws.append(d)
+        for d in draws:
+            row = d.index[0]
+            out = Outcome(float("nan"), status="failed") if (row, d.candidate) == (0, 0) else Outcome(
+                float(matrix[row, d.candidate]))
+            strat.tell(d, out)
+    res = strat.result()
+    assert res["best"] == 0 and res["stop_reason"] == "confident" and res["failed"][0] == 1
+    h = sum(1 / r**2 for r in range(1, k))
+    for j in (1, 2, 3):   # ranked last (3rd) by every rival: log of its share, 1/9 of the first's
+        assert strat._log_w[0, j] == pytest.approx(math.log(1 / 9 / h))
