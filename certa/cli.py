@@ -141,8 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     sel = sub.add_parser("select", help="choose between your own models, run from the command line (resumable)",
                          description=textwrap.fill("Choose the best of your candidates with your own evaluation function, FIESTA "
                          "style: each evaluation calls evaluate(params, seed) -> score (a float, or a dict with a "
-                         "'score' key) from the import path --evaluate, with a fresh seed (use it for the split and "
-                         "the training). Candidates come from a TOML (or JSON) file: one [candidates.NAME] table "
+                         "'score' key) from the import path --evaluate, with the seed of its row (a fresh one per row, "
+                         "the same for every candidate of the row unless --no-paired: use it for the split and the "
+                         "training). Candidates come from a TOML (or JSON) file: one [candidates.NAME] table "
                          "of parameters per candidate, or a [grid] table of parameter = [values]. With --store the "
                          "run is kept in SQLite and the same command resumes it after a crash or a kill, without "
                          "repeating finished evaluations. Ends with the summary of certa show.", 100),

@@ -90,9 +90,10 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
       the Nadeau-Bengio / Bouckaert-Frank corrected repeated k-fold t-test
       (training sets of different folds overlap, so the plain paired t-test
       over folds is too optimistic);
-    - **fresh split per evaluation** (bandit strategies: every evaluation of
-      every candidate on its own split, so nothing is paired): Welch's
-      unpaired t-test on the two candidates' scores, said so in ``design``;
+    - **bandit strategies**: Welch's unpaired t-test on the two candidates'
+      scores, said so in ``design`` (an unpaired strategy evaluates every
+      candidate on its own split; the paired default shares a row's split and
+      seed between candidates, but its rows are not paired here);
     - **progressive sampling with per-example scores** (``ProgressiveSearchCV``
       with accuracy or a per-example error, or any evaluator returning
       ``payload["per_example"]``): the deciding round, i.e. the last round in

@@ -4,10 +4,10 @@ the best with a stated confidence (``pip install "certa[optuna]"``).
 With a noisy objective (one validation split, one seed per trial), ``study.best_trial`` is often a
 lucky draw: the trial whose noise was highest, not the best parameters (optuna/optuna#4124).
 :func:`confirm_best` takes the study's ``top_k`` distinct parameter sets and runs certa's adaptive
-fixed-confidence selection on them (:func:`certa.bandit_select`: every evaluation on a fresh split
-and seed, evaluations spent where they decide, stopped by the delta-correct GLR rule), and returns
-the choice with the confidence it reached. By default the evaluation is paired: each row is one
-fresh split and seed on which every candidate left is evaluated (``docs/adaptive.md``).
+fixed-confidence selection on them (:func:`certa.bandit_select`: evaluations spent where they
+decide, stopped by a delta-correct rule), and returns the choice with the confidence it reached.
+By default the evaluation is paired: each row is one fresh split and seed on which every candidate
+left is evaluated, and the paired rule eliminates (``docs/adaptive.md``).
 
 :class:`PairedPruner` (from :mod:`certa.integrations.optuna_pruner`) prunes trials during the study:
 each trial reports one score per shared fold or seed, and a trial stops once certa's paired
@@ -145,7 +145,8 @@ def confirm_best(study: Any, evaluate: Callable, data: Any = None, *, top_k: int
         How many of the study's best distinct parameter sets to confirm among.
     confidence : float, default 0.95
         Target: the choice is within ``tolerance`` of the best of the ``top_k`` with at least
-        this probability (delta-correct GLR rule, Gaussian scores).
+        this probability (delta-correct for Gaussian scores: the paired rule by default, the GLR
+        rule for the unpaired strategies).
     tolerance : float, default 0
         In the objective's units: a choice within ``tolerance`` of the best counts as right;
         near ties then stop early. A tolerance the size of the differences that matter to you

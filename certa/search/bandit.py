@@ -172,7 +172,7 @@ def _results_table(selection: Selection) -> dict[str, Any]:
 
 
 class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
-    """Adaptive selection among settings or models, every evaluation on a fresh split and seed (FIESTA).
+    """Adaptive selection among settings or models, to a stated confidence; paired by default.
 
     Parameters
     ----------
@@ -184,8 +184,8 @@ class BanditSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator):
         Named models to choose between (instead of ``estimator`` + ``param_grid``).
     strategy : {"auto", "paired", "top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal"} \
 or Strategy, default "auto"
-        ``"auto"``: ``"paired"`` unless ``paired=False`` or ``stopping``/``beta`` is given, then
-        ``"top_two"``;
+        ``"auto"``: ``"paired"`` (after a screen on training subsets when ``screen`` says so)
+        unless ``paired=False`` or ``stopping``/``beta`` is given, then ``"top_two"``;
         ``"paired"``: every surviving candidate on each row (one split and seed per row, shared
         by the candidates), eliminated by the paired delta-correct rule, to a fixed ``confidence``
         (a row's evaluations run in parallel on the workers);
@@ -487,8 +487,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     ``train`` with random seed ``seed`` and returns its score on ``test``.
     ``candidates`` is a dict ``{name: model}`` (the model is passed to
     ``evaluate``) or a param grid / list of param dicts (the dict is passed).
-    The data are split afresh for every evaluation: by ``split(data, seed) ->
-    (train, test)`` if given, otherwise at random with ``test_size`` (``data``
+    The data are split afresh for every row of evaluations (for every evaluation with an unpaired
+    strategy): by ``split(data, seed) -> (train, test)`` if given, otherwise at random with ``test_size`` (``data``
     may be a tuple of arrays, split together). With ``data=(X, y)``, ``train`` and
     ``test`` are ``(X, y)`` tuples (``X_train, y_train = train``); with one array they
     are its two parts; without ``data`` (and ``split``) both are ``None``. With ``paired`` (the
