@@ -389,3 +389,20 @@ def test_simulate_with_a_score_model_per_rung_reports_the_miss_and_wrong_rates(c
     assert main(["simulate", "--means", ",".join(f"{m:g}" for m in full), "--sds", "0.03", "--n-train", "90",
                  "--rung-means", groups]) == 2
     assert "--rung-means gives 3 rung(s); 9 candidates on --n-train 90 make 1" in capsys.readouterr().err
+
+
+class FailingSome(SizeScores):
+    def evaluate(self, params, draw):
+        if params["c"] in (3, 5):
+            raise RuntimeError("boom")
+        return super().evaluate(params, draw)
+
+
+def test_candidates_that_keep_failing_are_dropped_in_the_screen():
+    from certa.engine.runner import DroppedCandidateWarning
+
+    with pytest.warns(DroppedCandidateWarning):
+        sel = run(_screen(), FailingSome(), CANDS, random_state=4, progress=False)
+    assert set(sel.dropped) == {"c=3", "c=5"}
+    assert not {3, 5} & set(sel.result["finalists"]) and sel.result["stop_reason"] == "confident"
+    assert all(not {3, 5} & set(r["kept"]) for r in sel.result["rungs"])

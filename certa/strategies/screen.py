@@ -336,7 +336,7 @@ class ScreenThenRace(Strategy):
     def _drop(self, candidate: int) -> None:
         if self._finished or candidate not in self._members:
             return
-        self._inner.drop(self._members.index(candidate))
+        self._inner.drop(self._members.index(candidate), self._dropped[candidate])
         self._close_if_done()
 
     def spent_ahead(self) -> list[str]:
