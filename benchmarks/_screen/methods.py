@@ -3,7 +3,9 @@
 * ``grid5``: ``GridSearchCV(cv=5)``, the 5 folds a ``StratifiedKFold(5, shuffle=True)`` drawn by
   the seed (the data are fixed; the seed moves the fold assignment), ``refit=False``.
 * ``halving5``: ``HalvingGridSearchCV`` (scikit-learn's experimental import), the same 5-fold
-  partition, ``factor=3``, ``resource="n_samples"`` (real fits on subsamples), ``refit=False``.
+  partition, ``factor=3``, ``resource="n_samples"`` (real fits on subsamples), ``refit=False``,
+  ``return_train_score=False`` (GridSearchCV's default; Halving's own default, True, scores every
+  fit on its training part too, which the choice does not use).
 * ``optuna-wilcoxon``: Optuna's ``GridSampler`` over the settings (one trial each, the order
   shuffled by the seed) with ``WilcoxonPruner(p_threshold=0.1)``; a trial reports one fold's score
   per step (the step is the fold's id, so the pruner pairs the same fold across trials) in its own
@@ -67,7 +69,8 @@ def run_halving(task: Task, seed: int) -> dict[str, Any]:
     from sklearn.model_selection import HalvingGridSearchCV
 
     s = HalvingGridSearchCV(task.estimator, task.grid, cv=partition(task, seed), factor=3, resource="n_samples",
-                            random_state=derive_seed(seed, 12) % 2**32, refit=False).fit(task.X, task.y)
+                            random_state=derive_seed(seed, 12) % 2**32, refit=False,
+                            return_train_score=False).fit(task.X, task.y)
     return {"choice": task.index(s.best_params_), "n_resources": [int(n) for n in s.n_resources_],
             "n_candidates": [int(n) for n in s.n_candidates_]}
 
@@ -144,10 +147,14 @@ def run_certa(task: Task, seed: int, screen: bool | None) -> dict[str, Any]:
         s = BanditSearchCV(task.estimator, task.grid, **kw).fit(task.X, task.y)
     res = s.selection_.result
     finalists = _as_indices(task, getattr(s, "finalists_", None))
-    screened = finalists is not None and len(finalists) < len(task.names)
+    decision = getattr(s, "screen_", None)
+    if isinstance(decision, dict) and "screen" in decision:
+        screened = bool(decision["screen"])
+    else:
+        screened = finalists is not None and len(finalists) < len(task.names)
     out = {"choice": int(s.best_index_), "api": api, "confidence": s.confidence_, "guarantee": s.guarantee_,
            "target_reached": s.target_reached_, "stop_reason": res.get("stop_reason"),
-           "tolerance": res.get("tolerance", getattr(s, "tolerance", None)),
+           "tolerance": _tolerance(s, screened),
            "finalists": finalists if finalists is not None else list(range(len(task.names))),
            "screened": bool(screened),
            "warnings": sorted({w.category.__name__ for w in caught})}
@@ -155,6 +162,16 @@ def run_certa(task: Task, seed: int, screen: bool | None) -> dict[str, Any]:
         if hasattr(s, attr):
             out[attr.rstrip("_")] = _jsonable_small(getattr(s, attr))
     return out
+
+
+def _tolerance(search: Any, screened: bool) -> float:
+    """The tolerance the run stated (``tolerance="auto"`` resolved as certa resolves it for accuracy)."""
+    tol = getattr(search, "tolerance", 0.0)
+    if isinstance(tol, str):
+        from certa.search._screen import resolve_tolerance
+
+        return float(resolve_tolerance(tol, screened, True))
+    return float(tol or 0.0)
 
 
 def _jsonable_small(v: Any) -> Any:

@@ -157,6 +157,7 @@ def _text_truth(X, y, Xh, yh) -> list[float]:
 
 KMAX = 35
 _NEIGHBOURS: OrderedDict[tuple, tuple] = OrderedDict()
+_ENCODERS: OrderedDict[tuple, tuple] = OrderedDict()
 _NEIGHBOURS_SIZE = 200   # (weighting, training part, test part) searches kept: 1,200 x 35 neighbours each
 
 
@@ -165,8 +166,9 @@ def _digest(a: Any) -> str:
 
 
 def clear_shared() -> None:
-    """Forget the shared neighbour searches (between method runs)."""
+    """Forget the shared encoders and neighbour searches (between method runs)."""
     _NEIGHBOURS.clear()
+    _ENCODERS.clear()
 
 
 class TimedKnnPipeline(TimedPipeline):
@@ -175,20 +177,38 @@ class TimedKnnPipeline(TimedPipeline):
 
     The ``k`` nearest of :class:`~certa.learners.StableKNeighborsClassifier` are the first ``k``
     of a stable sort by (distance, training index), so they are a prefix of the ``KMAX`` nearest;
-    votes are weighted and counted as its ``predict_proba`` does. A fit that finds its search
-    done is charged the search's recorded thread time, so the summed fit time is that of
-    standalone fits.
+    votes are weighted and counted as its ``predict_proba`` does. The encoder fitted on a
+    training part is shared by the settings of its weighting too. A fit that finds the encoder
+    or the search done is charged their recorded thread time, so the summed fit time is that of
+    standalone fits (encoder fit + k-NN fit and search + vote).
     """
 
     def fit(self, X, y=None, **fit_params):
+        t0 = time.thread_time()
+        enc_params = self.named_steps["enc"].get_params()
+        key = (repr(sorted(enc_params.items())), _digest(X))
+        hit = _ENCODERS.get(key)
+        extra = 0.0
+        if hit is None:
+            e0 = time.thread_time()
+            enc = clone(self.named_steps["enc"]).fit(X, y)
+            hit = (enc, time.thread_time() - e0)
+            _ENCODERS[key] = hit
+            while len(_ENCODERS) > _NEIGHBOURS_SIZE:
+                _ENCODERS.popitem(last=False)
+        else:
+            _ENCODERS.move_to_end(key)
+            extra = hit[1]   # as if this fit had fitted the encoder itself
+        self._enc = hit[0]
         self._train_Xy = (X, np.asarray(y))
-        self._train_key = _digest(X)
-        return super().fit(X, y, **fit_params)
+        self._train_key = key[1]
+        self.new_record(len(y), time.thread_time() - t0 + extra)
+        return self
 
     def _shared_predict(self, X) -> np.ndarray:
         from certa.learners import StableKNeighborsClassifier, _vote_weights
 
-        enc, knn = self.named_steps["enc"], self.named_steps["knn"]
+        enc, knn = self._enc, self.named_steps["knn"]
         X_train, y_train = self._train_Xy
         if knn.n_neighbors > len(y_train):   # as the pipeline itself fails
             raise ValueError(f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {knn.n_neighbors}, "

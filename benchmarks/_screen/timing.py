@@ -83,11 +83,15 @@ class TimedMixin:
             out = super().fit(X, y, **fit_params)
         finally:
             _STATE.busy = False
-            rec = {"n": _n(X), "seconds": time.thread_time() - t0}
-            for log in _CURRENT:
-                log.records.append(rec)
-            self._timing_record = rec
+            self.new_record(_n(X), time.thread_time() - t0)
         return out
+
+    def new_record(self, n: int, seconds: float) -> None:
+        """Count one fit on ``n`` samples that took ``seconds`` (later calls on it add theirs)."""
+        rec = {"n": n, "seconds": seconds}
+        for log in _CURRENT:
+            log.records.append(rec)
+        self._timing_record = rec
 
     def _timed(self, name: str, *args, **kwargs):
         method = getattr(super(), name)
