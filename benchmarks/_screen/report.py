@@ -127,7 +127,7 @@ def task_markdown(res: dict[str, Any]) -> str:
     top = np.sort(truth)[::-1]
     head = ["method", "seeds", "fits (mean, min-max)", "summed fit s (mean)", "x GridSearchCV",
             "/ grid, / Halving (totals)", "mean regret (SE)", "right (0.002)", "exact best",
-            "finalists, miss, wrong among finalists", "load"]
+            "finalists, miss, wrong among finalists", "wall s (mean)", "load"]
     rows = []
     for m in ORDER:
         s = summarize(res, m)
@@ -141,13 +141,13 @@ def task_markdown(res: dict[str, Any]) -> str:
                      f"{s['fit_seconds_mean']:.1f}", f"{s['grid_units_mean']:.2f}",
                      f"{s['ratio_grid5']:.2f}x, {s['ratio_halving5']:.1f}x",
                      f"{s['regret_mean']:.4f} ({s['regret_se']:.4f})", _pct(s["right"]), _pct(s["right_exact"]),
-                     fin, f"{s['load_1min_mean']:.1f}"])
+                     fin, f"{s['wall_seconds_mean']:.1f}", f"{s['load_1min_mean']:.1f}"])
     title = TASK_TITLES.get(res["task"], res["task"])
     text = [f"## {title}", "",
             f"Data: {res.get('data')}. Truth: {res.get('truth_note')}. True best `{res.get('true_best')}` "
             f"({top[0]:.4f}; the next: {', '.join(f'{v:.4f}' for v in top[1:5])}; "
             f"{int(np.sum(truth >= top[0] - 0.002))} settings within 0.002).", "",
-            md_table(head, rows, align="lrrrrrrrrll"), ""]
+            md_table(head, rows, align="lrrrrrrrrlrr"), ""]
     for m in ("certa-default", "certa-screen"):
         acc = acceptance(res, m)
         if acc:
