@@ -158,16 +158,37 @@ def task_markdown(res: dict[str, Any]) -> str:
     return "\n".join(text)
 
 
+def summary_table(results: dict[str, dict[str, Any]]) -> str:
+    """One line per task and method: fits, summed fit time in GridSearchCV(cv=5) units, regret, right."""
+    rows = []
+    for task, res in results.items():
+        for m in ORDER:
+            s = summarize(res, m)
+            if s is None:
+                continue
+            fin = "-"
+            if "miss_rate" in s:
+                fin = f"{s['finalists_mean']:.1f} / {_pct(s['miss_rate'])} / {_pct(s['wrong_among_finalists'])}"
+            rows.append([task, LABELS[m], s["seeds"], f"{s['fits_mean']:.0f}", f"{s['ratio_grid5']:.2f}x",
+                         f"{s['ratio_halving5']:.2f}x", f"{s['regret_mean']:.4f}", _pct(s["right"]),
+                         _pct(s["right_exact"]), fin])
+    return md_table(["task", "method", "seeds", "fits", "fit time / GridSearchCV", "/ Halving", "mean regret",
+                     "right (0.002)", "exact best", "finalists / miss / wrong among them"], rows,
+                    align="llrrrrrrrl")
+
+
 def report() -> str:
     parts = ["# Screen, then race (issue 33): acceptance benchmarks (benchmarks/screen.py)", "",
              "Summed fit time: thread CPU time of every fit + its scoring (`time.thread_time()` inside a "
              "subclass of the estimator, BLAS/OpenMP limited to one thread), so it does not depend on other "
              "jobs on the machine. Right: the chosen setting's true score within 0.002 of the best; exact best: "
              "the true best itself. All searches without refit.", ""]
-    for task in TITLES_ORDER:
-        p = RESULTS / f"screen_{task}.json"
-        if p.exists():
-            parts += [task_markdown(json.loads(p.read_text())), ""]
+    results = {t: json.loads((RESULTS / f"screen_{t}.json").read_text()) for t in TITLES_ORDER
+               if (RESULTS / f"screen_{t}.json").exists()}
+    if results:
+        parts += ["## Summary", "", summary_table(results), ""]
+    for res in results.values():
+        parts += [task_markdown(res), ""]
     md = "\n".join(parts)
     (RESULTS / "screen.md").write_text(md.rstrip() + "\n")
     return md
