@@ -249,6 +249,7 @@ class ScreenThenRace(Strategy):
             inner, members = self._inner, self._members
             self._spent += [self._outer_of[k] for k in inner.spent_ahead() if k in self._outer_of]
             self._orphans.update(self._waiting)
+            self._waiting = {}
             res = inner.result()
             for f, c in enumerate(members):
                 self._used[c] += int(res["evaluations"][f])
