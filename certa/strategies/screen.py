@@ -27,7 +27,7 @@ __all__ = ["ScreenThenRace", "rung_seed", "screen_caption", "screen_sizes"]
 SCREEN_KEY = 2**31 - 5
 #: Default rung schedule: each rung trains on ``1 / FACTOR`` of the next one's data and keeps at most
 #: ``1 / FACTOR`` of its candidates (HalvingGridSearchCV's factor); each rung has at most ``ROWS``
-#: rows: the paired rule cannot rule anything out in fewer than about 8 rows among 64 candidates.
+#: rows: the paired rule rules nothing out before its 6th row (the first ranks the rivals).
 FACTOR = 3
 ROWS = 10
 #: At least this many candidates leave each rung (and reach the race).
