@@ -406,3 +406,19 @@ def test_candidates_that_keep_failing_are_dropped_in_the_screen():
     assert set(sel.dropped) == {"c=3", "c=5"}
     assert not {3, 5} & set(sel.result["finalists"]) and sel.result["stop_reason"] == "confident"
     assert all(not {3, 5} & set(r["kept"]) for r in sel.result["rungs"])
+
+
+def test_the_race_among_the_finalists_is_calibrated_on_simulated_rungs():
+    """Wrong-choice rate among the finalists <= delta (0.2 here, so a miscalibrated race shows in 150 runs):
+    the bound plus three binomial standard errors of 150 runs."""
+    from certa.planning.simulate import simulate
+
+    full = np.array([0.80, 0.795, 0.79, 0.78, 0.76, 0.74, 0.72, 0.70, 0.68, 0.66, 0.64, 0.62])
+    slow = np.where(np.arange(12) % 2 == 0, 0.02, 0.0)          # every other setting learns slowly
+    sizes = [40, 120]
+    rung = [full - slow * (360 / s - 1) / 8 for s in sizes]
+    strat = ScreenThenRace(0.8, sizes, n_train=360, max_evals=600)
+    rep = simulate(strat, means=full, sds=[0.02], rung_means=rung, n_runs=150, random_state=11)
+    d = rep.to_dict()
+    assert d["finalist_wrong_rate"] <= 0.2 + 3 * math.sqrt(0.2 * 0.8 / 150)
+    assert 0 <= d["screen_miss_rate"] < 1 and d["finalists_mean"] >= 2
