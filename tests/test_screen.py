@@ -422,3 +422,32 @@ def test_the_race_among_the_finalists_is_calibrated_on_simulated_rungs():
     d = rep.to_dict()
     assert d["finalist_wrong_rate"] <= 0.2 + 3 * math.sqrt(0.2 * 0.8 / 150)
     assert 0 <= d["screen_miss_rate"] < 1 and d["finalists_mean"] >= 2
+
+
+def test_progressive_search_race_confirms_the_schedules_finalists(tmp_path):
+    from sklearn.datasets import load_digits
+    from sklearn.tree import DecisionTreeClassifier
+
+    from certa.search.progressive import ProgressiveSearchCV
+
+    X, y = load_digits(return_X_y=True)
+    grid = {"min_samples_leaf": [1, 3, 10, 30, 100], "max_depth": [4, 8, None]}
+    s = ProgressiveSearchCV(DecisionTreeClassifier(random_state=0), grid, schedule=[0.1, 0.3, 1.0], random_state=0,
+                            race=True, store=str(tmp_path / "p.sqlite"), progress=False).fit(X, y)
+    last = np.asarray(s.selection_.result["last_round"])
+    top = max(r for r in set(last.tolist()) if np.sum(last >= r) >= 2)
+    assert s.finalists_ == np.flatnonzero(last >= top).tolist() and len(s.finalists_) >= 2
+    assert s.best_index_ in s.finalists_ and s.best_params_ == s.selection_.candidates[s.best_index_].params
+    race = s.race_.evaluations
+    assert set(race["kind"]) == {"split"} and s.race_.result["stopping"] == "paired"
+    conf = s.race_.result["confidence"]
+    from certa.strategies._guarantee import _fmt_conf
+
+    assert s.guarantee_.startswith(f"within 0.005 of the best of the schedule's {len(s.finalists_)} finalists at full "
+                                   f"size with confidence {_fmt_conf(conf)}")
+    assert (tmp_path / "p-race.sqlite").exists()
+    plain = ProgressiveSearchCV(DecisionTreeClassifier(random_state=0), grid, schedule=[0.1, 0.3, 1.0],
+                                random_state=0, progress=False).fit(X, y)
+    assert plain.finalists_ is None and plain.guarantee_ is None
+    with pytest.raises(TypeError, match="race must be True or False"):
+        ProgressiveSearchCV(DecisionTreeClassifier(), grid, race="yes").fit(X, y)

@@ -222,3 +222,53 @@ def stored_decision(store: Any) -> ScreenDecision | None:
     if name is not None:
         return ScreenDecision(screen=False, reason=f"resumed: the store's run does not screen ({name})")
     return None
+
+
+def race_finalists(selection: Any, estimator: Any, X: Any, y: Any, candidates: list, *, confidence: float,
+                   tolerance: Any, scoring: Any, fit_params: dict, seed: int, n_train: int, stratified: bool,
+                   store: Any, run_kw: dict) -> tuple[Any, list[int], str]:
+    """``ProgressiveSearchCV(race=True)``: the paired race at full size among the schedule's finalists
+    (the settings of its last round that held two or more), with its guarantee among them.
+
+    Returns ``(race selection, finalists, guarantee in words)``; the race's store is ``store`` with
+    ``-race`` before its suffix (its own run: another strategy and plan)."""
+    import os
+
+    from ..engine.candidates import Candidate
+    from ..engine.evaluators import EstimatorEvaluator
+    from ..engine.plans import RandomSplitPlan
+    from ..engine.runner import run
+    from ..strategies import PairedElimination
+    from ..strategies.screen import screen_caption
+
+    res = selection.result
+    last = np.asarray(res["last_round"])   # each setting's last round
+    finalists: list[int] = []
+    top = -1
+    for top in sorted({int(r) for r in last if r >= 0}, reverse=True):   # the last round with two or more
+        finalists = [int(c) for c in np.flatnonzero(last >= top)]
+        if len(finalists) >= 2:
+            break
+    if len(finalists) < 2:
+        raise ValueError("race=True: the schedule evaluated fewer than two settings, nothing to race")
+    sizes = list(res["sizes"])[:top + 1]
+    tol = resolve_tolerance(tolerance, True, unit_scale(estimator, scoring))
+    strategy = PairedElimination(confidence, tolerance=tol, max_evals=default_max_evals(len(finalists)))
+    cands = [Candidate(i, candidates[c].name, dict(candidates[c].params)) for i, c in enumerate(finalists)]
+    test_size = 1.0 - n_train / (len(y) if y is not None else len(X))
+    evaluator = EstimatorEvaluator(estimator, X, y, RandomSplitPlan(test_size, stratified), scoring,
+                                   fit_params=fit_params)
+    race_store = None
+    if store is not None:
+        root, ext = os.path.splitext(os.fspath(store))
+        race_store = f"{root}-race{ext or '.sqlite'}"
+    race = run(strategy, evaluator, cands, random_state=seed, store=race_store, **run_kw)
+    r = race.result
+    from ..strategies._guarantee import _fmt_conf
+
+    what = "the best" if tol == 0 else f"within {tol:g} of the best"
+    text = (f"{what} of the schedule's {len(finalists)} finalists at full size with confidence "
+            f"{_fmt_conf(float(r['confidence']))} (frequentist, delta-correct for Gaussian scores, from paired "
+            f"differences on common rows); finalists: the settings of the schedule's rounds on "
+            f"{screen_caption(sizes, n_train)} (what the schedule dropped is not claimed)")
+    return race, finalists, text

@@ -151,6 +151,13 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         ``round<r>_test_score`` (NaN where not evaluated).
     n_train_, sizes_ : int, list of int
         Size of the training part and the schedule's sizes.
+    finalists_, race_, guarantee_ : list of int, Selection, str (with ``race=True``; else None)
+        ``race=True`` (issue 33): the schedule's finalists (the settings of its last round that
+        held two or more) race at full size, on fresh random splits of ``train_fraction``, by the
+        paired delta-correct rule at ``confidence`` (``tolerance="auto"``: 0.005 on a score in
+        [0, 1], else 0); the choice is the race's and ``guarantee_`` states it among the finalists
+        (``docs/screen.md``). With ``store``, the race has its own store, ``-race`` before the
+        suffix.
     selection_ : Selection
 
     Notes
@@ -190,7 +197,8 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
                  eval_fraction: float | None = 0.2, scoring: Any = None, n_jobs: int | None = None,
                  random_state: int | None = None, refit: bool = True, store: str | os.PathLike | None = None,
                  executor: Any = None, retries: int = 0, timeout: float | None = None,
-                 progress: bool | str = "auto", cache_transformers: bool = False, callbacks: Any = None) -> None:
+                 progress: bool | str = "auto", cache_transformers: bool = False, callbacks: Any = None,
+                 race: bool = False, tolerance: float | str = "auto") -> None:
         keep_init_params(self, locals())
 
     def fit(self, X: Any, y: Any = None, **fit_params: Any) -> ProgressiveSearchCV:
@@ -204,6 +212,8 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
                              "subsets of one training part")
         check_estimator_arg(self.estimator)
         check_single_metric(self.scoring, "ProgressiveSearchCV")
+        if not isinstance(self.race, (bool, np.bool_)):
+            raise TypeError(f"race must be True or False, got {self.race!r}")
         candidates = candidates_from_grid(self.param_grid)
         n = check_n_samples(X, y)
         self.random_state_ = resolve_seed(self.random_state)
@@ -245,8 +255,20 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
         check_fit_failures(selection)
         res = selection.result
         self.best_index_ = int(res["best"])
+        self.finalists_ = self.race_ = self.guarantee_ = None
+        if self.race:   # the paired race at full size confirms the schedule's finalists (issue 33)
+            from ._screen import race_finalists
+
+            self.race_, self.finalists_, self.guarantee_ = race_finalists(
+                selection, self.estimator, X, y, candidates, confidence=self.confidence, tolerance=self.tolerance,
+                scoring=self.scoring, fit_params=fit_params, seed=self.random_state_, n_train=self.n_train_,
+                stratified=stratified, store=self.store,
+                run_kw=dict(n_jobs=self.n_jobs, executor=self.executor, retries=self.retries, timeout=self.timeout,
+                            progress=self.progress))
+            self.best_index_ = self.finalists_[self.race_.best_index]
         self.best_params_ = dict(candidates[self.best_index_].params)
-        self.best_score_ = float(res["estimates"][self.best_index_])
+        self.best_score_ = float(res["estimates"][self.best_index_] if self.race_ is None
+                                 else self.race_.result["estimates"][self.race_.best_index])
         self.rounds_, self.round_summary_ = _round_tables(selection, candidates, plan, n)
         self.comparison_ = comparison_table(selection, confidence=self.confidence)
         self.vs_baseline_ = _vs_baseline(res.get("baseline"), candidates)
