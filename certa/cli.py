@@ -563,7 +563,11 @@ def _run_simulate(args) -> None:
     from .search.bandit import make_strategy
 
     if args.rung_means is not None:
-        strategy = _screen_for_simulation(args)
+        from .search._screen import simulation_screen
+
+        strategy = simulation_screen(args.strategy, None if args.means is None else len(_floats(args.means, "--means")),
+                                     args.n_train, len([g for g in args.rung_means.split(";") if g.strip()]),
+                                     args.confidence, args.tolerance, args.max_evals)
     else:
         if args.n_train is not None:
             raise ValueError("--n-train goes with --rung-means (the screen's score model)")
@@ -620,27 +624,6 @@ def _simulate(args, strategy, simulate, load_score_table):
         report = simulate(strategy, means=means, sds=_floats(args.sds, "--sds"), names=names,
                           n_runs=args.runs, random_state=args.seed, n_jobs=args.jobs, rung_means=rungs, **clock)
     return report
-
-
-def _screen_for_simulation(args):
-    """``certa simulate --rung-means``: the screen the fronts would run on ``--n-train`` examples."""
-    from .strategies.screen import screen_sizes
-
-    if args.n_train is None or args.means is None:
-        raise ValueError("--rung-means needs --means (the full-size means) and --n-train (the full training size)")
-    if args.strategy not in ("auto", "paired"):
-        raise ValueError(f"--rung-means simulates screen, then race (the paired rule): --strategy {args.strategy!r} "
-                         "does not screen")
-    groups = [g for g in args.rung_means.split(";") if g.strip()]
-    k = len(_floats(args.means, "--means"))
-    sizes = screen_sizes(k, args.n_train)
-    if len(groups) != len(sizes):
-        raise ValueError(f"--rung-means gives {len(groups)} rung(s); {k} candidates on --n-train {args.n_train} "
-                         f"make {len(sizes)} (sizes {sizes}): give one group of {k} means per rung")
-    from .search._screen import ScreenDecision, screen_strategy
-
-    return screen_strategy(ScreenDecision(screen=True, sizes=sizes), k, args.confidence, args.n_train,
-                           tolerance=args.tolerance, max_evals=args.max_evals or "auto", unit=False)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:

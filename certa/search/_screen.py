@@ -272,3 +272,20 @@ def race_finalists(selection: Any, estimator: Any, X: Any, y: Any, candidates: l
             f"differences on common rows); finalists: the settings of the schedule's rounds on "
             f"{screen_caption(sizes, n_train)} (what the schedule dropped is not claimed)")
     return race, finalists, text
+
+
+def simulation_screen(strategy: str, n_candidates: int | None, n_train: int | None, n_rungs: int, confidence: float,
+                      tolerance: float, max_evals: int | None) -> ScreenThenRace:
+    """``certa simulate --rung-means``: the screen the fronts would run for ``n_candidates`` on ``n_train``
+    examples, checked against the number of rungs the score model gives."""
+    if n_train is None or n_candidates is None:
+        raise ValueError("--rung-means needs --means (the full-size means) and --n-train (the full training size)")
+    if strategy not in ("auto", "paired"):
+        raise ValueError(f"--rung-means simulates screen, then race (the paired rule): --strategy {strategy!r} "
+                         "does not screen")
+    sizes = screen_sizes(n_candidates, n_train)
+    if n_rungs != len(sizes):
+        raise ValueError(f"--rung-means gives {n_rungs} rung(s); {n_candidates} candidates on --n-train {n_train} "
+                         f"make {len(sizes)} (sizes {sizes}): give one group of {n_candidates} means per rung")
+    return screen_strategy(ScreenDecision(screen=True, sizes=sizes), n_candidates, confidence, n_train,
+                           tolerance=tolerance, max_evals=max_evals or "auto", unit=False)
