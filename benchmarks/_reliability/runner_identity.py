@@ -14,7 +14,12 @@ plays the runner's loop on simulated time). PARTs: ``fronts``, ``screen``, ``fau
 difference means the runner kept every store row and every result.
 
 Every score is a function of the draw's seed (simulated data, stated as such), so nothing
-depends on timing but the recording order of concurrent runs, which the dump leaves out.
+depends on timing but the recording order of concurrent runs, which the dump leaves out, and one
+documented exception: with several workers, a candidate that keeps failing is dropped after
+``max_failures`` failures told in a row, and whether its next draw was asked before the drop (then
+evaluated and told) depends on the workers' timing. ``faults-halving-*`` with 2 or 4 workers may
+then differ by one told failure from run to run of the same commit (4 runs each of 93b1dbe and of
+its refactored runner, 2 processes: 40, 39, 39, 40 and 39, 40, 40, 39 evaluations told).
 """
 from __future__ import annotations
 
