@@ -3,7 +3,10 @@
 The stores here are simulated: a cheap formula scores each candidate (no data, no model).
 """
 import json
+import os
 import re
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -194,3 +197,37 @@ def test_welch_rows_and_summary_are_each_candidates_own_numbers():
         assert table.loc[c, "pvalue"] == pytest.approx(ref.pvalue, rel=1e-9)
         ci = ref.confidence_interval(0.95)
         assert (table.loc[c, "ci_low"], table.loc[c, "ci_high"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+
+
+def test_show_imports_neither_scikit_learn_nor_scipy_stats_and_report_no_scikit_learn(big_store, tmp_path):
+    """The viewers import what they use (``certa/__init__`` names each public name's module, imported on use).
+
+    ``certa report`` uses scipy.stats (its comparison tests), ``certa show`` does not: a second of import.
+    """
+    heavy = "sorted({m.split('.')[0] if m.startswith('sklearn') else m for m in sys.modules if m.startswith(('sklearn', 'scipy.stats')) and m.count('.') < 2})"
+    code = ("import sys\nfrom certa.cli import main\n"
+            f"assert main(['show', {big_store!r}]) == 0\n"
+            f"print({heavy})\n"
+            f"assert main(['report', {big_store!r}, '-o', {str(tmp_path / 'r.html')!r}]) == 0\n"
+            f"print({heavy})")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.getcwd()}).stdout
+    lines = out.splitlines()
+    assert lines[-1] == "['scipy.stats']" and lines[-3] == "[]"
+    assert "Choice" in out and (tmp_path / "r.html").stat().st_size > 0
+
+
+def test_every_public_name_resolves_to_its_object_on_first_use():
+    code = ("import certa, certa.stats, certa.engine\n"
+            "import certa.stats.mcnemar, certa.engine.runner   # a submodule named as a function: the function wins\n"
+            "from certa.stats import mcnemar\nassert callable(mcnemar) and mcnemar.__module__ == 'certa.stats.mcnemar'\n"
+            "for pkg in (certa, certa.stats, certa.engine):\n"
+            "    for n in pkg.__all__:\n"
+            "        assert not isinstance(getattr(pkg, n), type(certa)), (pkg.__name__, n)\n"
+            "        assert n in dir(pkg)\n"
+            "assert certa.select is certa.run is certa.engine.run and certa.Selection is certa.engine.selection.Selection\n"
+            "assert certa.reporting.loading.load is certa.load\n"
+            "try:\n    certa.no_such_name\nexcept AttributeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.getcwd()}).stdout
+    assert out.strip() == "module 'certa' has no attribute 'no_such_name'"

@@ -7,17 +7,19 @@ no data, no model), 2 evaluations per candidate, every candidate named ``same`` 
 the issue). Then each command runs in a fresh process, as a user runs it (imports included):
 ``certa show STORE``, ``certa show STORE --json``, ``certa report STORE -o report.html``, and
 ``certa show STORE --all`` (every row). The wall time, the CPU time of the child process, the
-bytes written and the load average are recorded. With ``--anchor DIR`` (a checkout of another
+bytes written and the load average are recorded; with ``--repeats R`` each command runs R times in a
+row and the table gives the smallest and the median wall time (the JSON keeps every run). With ``--anchor DIR`` (a checkout of another
 certa, e.g. 042a603 unpacked by ``git archive``) the same commands also run on that code, up to
 ``--anchor-max`` candidates, and the table gives the ratio.
 
-Run: ``nice python benchmarks/reliability.py viewers [--sizes 1000,10000,100000] [--anchor DIR]``.
+Run: ``nice python benchmarks/reliability.py viewers [--sizes 1000,10000,100000] [--repeats 3] [--anchor DIR]``.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--anchor", type=Path, default=None, help="a checkout of another certa to time the same way")
     ap.add_argument("--anchor-max", type=int, default=10_000, help="largest store the anchor runs on")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per command")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each command (the table: smallest and median)")
     ap.add_argument("--name", default="viewers", help="results file name (results/NAME.json, .md)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -97,32 +100,52 @@ def main(argv: list[str] | None = None) -> None:
                     if label == "anchor" and command == "show --all":
                         continue   # the anchor has no --all (its show lists every row)
                     cmd = [a.format(store=store, dir=tmp) for a in template]
-                    res = _child(code, cmd, Path(tmp) / "out.txt", args.timeout)
-                    if command == "report" and res["returncode"] == 0:
-                        res["bytes"] = (Path(tmp) / "report.html").stat().st_size
-                    runs.append({"code": label, "n_candidates": n, "command": f"certa {command}",
-                                 "store_build_seconds": built, **res})
-                    print(f"  {label:6s} certa {command:12s} {res['wall_seconds']:7.1f} s wall, "
-                          f"{res['cpu_seconds']:6.1f} s CPU, {res['bytes']:>10,} bytes, load "
-                          f"{fmt_load(res['loadavg_before'])}", flush=True)
+                    for repeat in range(args.repeats):
+                        res = _child(code, cmd, Path(tmp) / "out.txt", args.timeout)
+                        if command == "report" and res["returncode"] == 0:
+                            res["bytes"] = (Path(tmp) / "report.html").stat().st_size
+                        runs.append({"code": label, "n_candidates": n, "command": f"certa {command}",
+                                     "repeat": repeat, "store_build_seconds": built, **res})
+                        print(f"  {label:6s} certa {command:12s} {res['wall_seconds']:7.1f} s wall, "
+                              f"{res['cpu_seconds']:6.1f} s CPU, {res['bytes']:>10,} bytes, load "
+                              f"{fmt_load(res['loadavg_before'])}", flush=True)
     rows = []
-    for r in (r for r in runs if r["code"] == "this"):
-        anchor = next((a for a in runs if a["code"] == "anchor" and a["n_candidates"] == r["n_candidates"]
-                       and a["command"] == r["command"]), None)
-        ratio = f"{anchor['wall_seconds'] / r['wall_seconds']:.1f}x" if anchor else "-"
-        rows.append([f"{r['n_candidates']:,}", r["command"], f"{r['wall_seconds']:.1f}", f"{r['cpu_seconds']:.1f}",
-                     f"{r['bytes']:,}", f"{anchor['wall_seconds']:.1f}" if anchor else "-",
-                     f"{anchor['bytes']:,}" if anchor else "-", ratio, fmt_load(r["loadavg_before"])])
+    for n in sizes:
+        for command in COMMANDS:
+            this, anchor = ([r for r in runs if r["code"] == code and r["n_candidates"] == n
+                             and r["command"] == f"certa {command}"] for code in ("this", "anchor"))
+            wall, cpu = _spread(this, "wall_seconds"), _spread(this, "cpu_seconds")
+            ratio = f"{_median(anchor) / _median(this):.1f}x" if anchor else "-"
+            rows.append([f"{n:,}", f"certa {command}", wall, cpu, f"{this[0]['bytes']:,}",
+                         _spread(anchor, "wall_seconds") if anchor else "-",
+                         f"{anchor[0]['bytes']:,}" if anchor else "-", ratio,
+                         fmt_load(this[0]["loadavg_before"]) if len(this) == 1 else
+                         ", ".join(f"{r['loadavg_before'][0]:.2f}" for r in this if r["loadavg_before"])])
+    several = args.repeats > 1
     md = ("Viewers on stores of N candidates all named `same` (simulated scores, 2 evaluations each), "
           "each command in a fresh process (imports included); `report` bytes are the HTML file's. "
+          + (f"Each command ran {args.repeats} times: seconds are the smallest / the median; the ratio compares "
+             "medians. " if several else "")
           + (f"Anchor: the code in `{args.anchor}`. " if args.anchor else "")
           + f"Machine: {info['cpu_count']} CPUs.\n\n"
-          + md_table(["candidates", "command", "wall s", "CPU s", "bytes", "anchor wall s", "anchor bytes",
-                      "anchor / this", "load before"], rows, align="rlrrrrrrl"))
+          + md_table(["candidates", "command", "wall s" + (" min / median" if several else ""), "CPU s", "bytes",
+                      "anchor wall s", "anchor bytes", "anchor / this",
+                      "1-min load before each run" if several else "load before"], rows,
+                     align="rlrrrrrrl"))
     paths = write_results(args.name, {"machine": info, "sizes": sizes, "anchor": str(args.anchor or ""),
                                       "runs": runs}, md)
     print(md)
     print("wrote", *paths)
+
+
+def _median(runs: list[dict]) -> float:
+    return statistics.median(r["wall_seconds"] for r in runs)
+
+
+def _spread(runs: list[dict], key: str) -> str:
+    """``"5.9"`` for one run, ``"5.9 / 6.2"`` (smallest / median) for several."""
+    values = [r[key] for r in runs]
+    return f"{values[0]:.1f}" if len(values) == 1 else f"{min(values):.1f} / {statistics.median(values):.1f}"
 
 
 if __name__ == "__main__":

@@ -9,8 +9,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sklearn.model_selection import ParameterGrid
-
 
 @dataclass(frozen=True)
 class Candidate:
@@ -133,6 +131,8 @@ def candidates_from_grid(param_grid: Mapping[str, Sequence] | Sequence[Mapping[s
                     f"(of type {type(values).__name__}); write [{values!r}] for a single value")
             if len(values) == 0:
                 raise ValueError(f"param_grid[{name!r}] is an empty list: give at least one value")
+    from sklearn.model_selection import ParameterGrid  # on first use: reading a store needs no scikit-learn
+
     settings = list(ParameterGrid(grids))
     if not settings:
         raise ValueError("param_grid is empty: give at least one setting")

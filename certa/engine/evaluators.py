@@ -10,10 +10,6 @@ from typing import Any
 
 import numpy as np
 from joblib import hash as joblib_hash
-from sklearn.base import clone, is_classifier
-from sklearn.metrics import check_scoring
-from sklearn.pipeline import Pipeline
-from sklearn.utils import _safe_indexing
 
 from .draws import NON_FINITE_ERROR, Draw, Outcome
 from .fingerprint import stable_hash
@@ -78,6 +74,8 @@ def per_example_scoring(estimator: Any, scoring: Any) -> str | None:
     >>> per_example_scoring(LogisticRegression(), None), per_example_scoring(LogisticRegression(), "f1")
     ('accuracy', None)
     """
+    from sklearn.base import is_classifier  # scikit-learn on first use: reading a store (certa show) needs none
+
     if scoring is None:
         return "accuracy" if estimator is not None and is_classifier(estimator) else None
     if isinstance(scoring, str) and scoring in PER_EXAMPLE_SCORINGS:
@@ -155,10 +153,16 @@ class EstimatorEvaluator(Evaluator):
         # identifies the data across processes (the arrays are unpickled anew for every task)
         self._data_token = joblib_hash((X, y)) if cache_transformers else None
         check_scoring_arg(scoring)
+        from sklearn.metrics import check_scoring
+
         self._scorer = check_scoring(estimator, scoring=scoring) if estimator is not None else None
         self._y_array = None if y is None else np.asarray(y)
 
     def evaluate(self, params: dict[str, Any], draw: Draw) -> dict[str, Any]:
+        from sklearn.base import clone
+        from sklearn.pipeline import Pipeline
+        from sklearn.utils import _safe_indexing
+
         train, test = self.plan.split(draw, self._y_array, _n_samples(self.X))
         if self.estimator is None:  # named candidates: each is its own estimator
             est = clone(params["model"])
@@ -198,6 +202,8 @@ class EstimatorEvaluator(Evaluator):
             if self.keep_predictions:
                 payload["y_pred"] = y_pred
         else:
+            from sklearn.metrics import check_scoring
+
             scorer = self._scorer or check_scoring(est, scoring=self.scoring)
             score = scorer(est, X_test, y_test) if y_test is not None else scorer(est, X_test)
             if self.keep_predictions:
@@ -209,6 +215,9 @@ class EstimatorEvaluator(Evaluator):
         return out
 
     def _evaluate_with_prefix_cache(self, est, params, draw, train, test) -> dict[str, Any]:
+        from sklearn.pipeline import Pipeline
+        from sklearn.utils import _safe_indexing
+
         last = est.steps[-1][0]
         prefix_params = {k: v for k, v in est.get_params(deep=True).items()
                          if not k.startswith(last + "__") and k != last and "__" in k}
@@ -246,11 +255,15 @@ class EstimatorEvaluator(Evaluator):
 
     @property
     def is_classifier(self) -> bool:
+        from sklearn.base import is_classifier
+
         return is_classifier(self.estimator)
 
 
 def split_data(data: Any, plan: Plan, draw: Draw, y: np.ndarray | None = None) -> tuple[Any, Any]:
     """``data`` (one array or a tuple of arrays, indexed together) split into the draw's train and test parts."""
+    from sklearn.utils import _safe_indexing
+
     parts = data if isinstance(data, tuple) else (data,)
     train_idx, test_idx = plan.split(draw, y, _n_samples(parts[0]))
     train = tuple(_safe_indexing(p, train_idx) for p in parts)
@@ -372,6 +385,12 @@ def execute_shipped(token: str, blob: bytes | None, params: dict[str, Any], draw
             return MISSING_EVALUATOR
         evaluator = keep_evaluator(token, blob)
     return execute(evaluator, params, draw, attempt, timeout)
+
+
+def keep_shipped(token: str, blob: bytes | None) -> None:
+    """Unpickle the shipped evaluator ``token`` now, if this worker does not hold it yet and ``blob`` is here."""
+    if blob is not None and token not in _SHIPPED:
+        keep_evaluator(token, blob)
 
 
 def keep_evaluator(token: str, blob: bytes) -> Evaluator:

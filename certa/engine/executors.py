@@ -241,7 +241,15 @@ def _dask_note_running() -> None:
 
 
 def _dask_task(fn: Callable, *args: Any) -> Any:
-    """Runs on a Dask worker: ``fn(*args)``, noting when it started so the client can enforce a timeout."""
+    """Runs on a Dask worker: ``fn(*args)``, noting when it started so the client can enforce a timeout.
+
+    A shipped evaluator is unpickled first, with the modules it needs (its first task on a fresh
+    worker): the timeout counts the evaluation only, as the local workers' preload makes it.
+    """
+    from .evaluators import execute_shipped, keep_shipped
+
+    if fn is execute_shipped:
+        keep_shipped(*args[:2])
     try:
         from distributed import get_worker
 

@@ -5,11 +5,6 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
-from sklearn.model_selection import (
-    RepeatedKFold,
-    RepeatedStratifiedKFold,
-    train_test_split,
-)
 
 from .draws import Draw
 
@@ -48,6 +43,11 @@ class JKFoldPlan(Plan):
         self.stratified = stratified
 
     def splitter(self):
+        from sklearn.model_selection import (  # on first use: certa show needs no sklearn
+            RepeatedKFold,
+            RepeatedStratifiedKFold,
+        )
+
         cls = RepeatedStratifiedKFold if self.stratified else RepeatedKFold
         return cls(n_splits=self.n_splits, n_repeats=self.n_repeats, random_state=self.random_state)
 
@@ -190,6 +190,8 @@ class RandomSplitPlan(Plan):
             raise ValueError(f"RandomSplitPlan evaluates 'split' and 'subset' draws, got {draw.kind!r}")
         idx = np.arange(n_samples)
         strat = y if (self.stratified and y is not None) else None
+        from sklearn.model_selection import train_test_split
+
         train, test = train_test_split(idx, test_size=self.test_size, random_state=draw.seed, stratify=strat)
         if draw.kind == "subset":
             if draw.size is None or not 1 <= draw.size <= len(train):

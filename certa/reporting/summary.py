@@ -160,7 +160,7 @@ def candidate_intervals(selection: Selection, confidence: float = 0.95) -> pd.Da
     plain ``s^2 / n``. Progressive sampling (scores at different training sizes)
     and one evaluation per candidate give no interval.
     """
-    from scipy import stats as sps
+    from scipy.special import stdtrit  # the t quantile (scipy.stats.t.ppf is stdtrit), without scipy.stats' import
 
     ev = selection.evaluations
     n_cand = len(selection.candidates)
@@ -195,7 +195,7 @@ def candidate_intervals(selection: Selection, confidence: float = 0.95) -> pd.Da
     low = np.full(n_cand, np.nan)
     high = np.full(n_cand, np.nan)
     if has.any():
-        half = sps.t.ppf(0.5 + confidence / 2, n_ok[has] - 1) * np.sqrt(var[has] * factor[has])
+        half = stdtrit(n_ok[has] - 1, 0.5 + confidence / 2) * np.sqrt(var[has] * factor[has])
         low[has], high[has] = mean[has] - half, mean[has] + half
     how = np.where(~has, "none", np.where(corrected, "corrected t (Nadeau-Bengio)", "t"))
     return pd.DataFrame({"candidate": np.arange(n_cand), "mean": mean, "ci_low": low, "ci_high": high,

@@ -6,7 +6,6 @@ import numbers
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -125,6 +124,8 @@ def is_zero_spread(d: np.ndarray, scale: float) -> bool:
 
 def t_pvalue(t: float, df: float, alternative: str) -> float:
     """p-value of a Student t statistic (same conventions as scipy.stats.ttest_rel)."""
+    from scipy import stats as _sps  # here: the strategies import this module, and scipy.stats takes a second
+
     dist = _sps.t(df)
     if alternative == "greater":
         p = dist.sf(t)
@@ -156,6 +157,8 @@ def t_interval(
     mean: float, se: float, df: float, confidence: float, alternative: str
 ) -> tuple[float, float]:
     """Confidence interval ``mean +- t_q * se`` (one-sided for one-sided alternatives)."""
+    from scipy import stats as _sps
+
     if alternative == "two-sided":
         q = _sps.t.ppf(0.5 + confidence / 2.0, df)
         return float(mean - q * se), float(mean + q * se)

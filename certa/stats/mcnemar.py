@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
 
 from certa.stats._result import TestResult
 from certa.stats._validation import as_float_array, check_alternative
@@ -82,6 +81,8 @@ def mcnemar_table(
             f"alternative={alternative!r} needs method 'exact' or 'mid-p'; the chi-square "
             "approximations are two-sided only"
         )
+    from scipy import stats as _sps  # here: the strategies import this room, and scipy.stats takes a second
+
     b, c = int(arr[0, 1]), int(arr[1, 0])
     n_total = int(arr.sum())
     m = b + c

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
 
 from certa.stats._result import TestResult
 from certa.stats._validation import (
@@ -425,6 +424,8 @@ def ftest_5x2cv(diffs: Any) -> TestResult:
         else:
             f, p = float("inf"), 0.0
     else:
+        from scipy import stats as _sps  # here: the strategies import this room, and scipy.stats takes a second
+
         f = num / den
         p = float(_sps.f.sf(f, 10, 5))
     return TestResult(

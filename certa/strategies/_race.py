@@ -19,7 +19,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from ..stats._validation import t_interval
 from ._floor import add_back_bins
@@ -81,6 +80,8 @@ def paired_pvalues(per_example: np.ndarray, reference: int) -> np.ndarray:
     ref = X[reference]
     if not np.isfinite(ref).all():
         raise ValueError("the reference setting has no per-example scores")
+    from scipy import stats as sps  # here, not at the top: reading a store does not import scipy.stats
+
     failed = ~np.isfinite(X).all(axis=1)
     p = np.full(X.shape[0], np.nan)
     ok = ~failed
