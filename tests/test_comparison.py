@@ -54,17 +54,92 @@ def test_comparison_table_of_a_small_jkfold_run_checked_by_hand():
     np.testing.assert_allclose(t["pvalue_holm"], holm, rtol=1e-12)
 
 
-def test_comparison_table_of_a_bandit_run_is_unpaired_welch():
+def test_comparison_table_of_an_unpaired_bandit_run_is_welch():
     X, y = load_iris(return_X_y=True)
-    s = BanditSearchCV(LogisticRegression(max_iter=500), {"C": [0.001, 1.0]}, confidence=0.9, random_state=0).fit(X, y)
+    s = BanditSearchCV(LogisticRegression(max_iter=500), {"C": [0.001, 1.0]}, strategy="top_two", confidence=0.9,
+                       random_state=0).fit(X, y)
     t = comparison_table(s)
     ev = s.selection_.evaluations
+    assert ev["seed"].nunique() == len(ev)   # unpaired: its own split and seed for every evaluation
     a = ev[ev.candidate == s.best_index_]["score"].to_numpy()
     b = ev[ev.candidate != s.best_index_]["score"].to_numpy()
     ref = sps.ttest_ind(a, b, equal_var=False)
     assert t.loc[0, "design"].startswith("unpaired")
     assert t.loc[0, "pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
     assert t.loc[0, "statistic"] == pytest.approx(ref.statistic, rel=1e-12)
+
+
+def _shared_rows(ev, best, other):
+    """The choice's and another candidate's scores on the rows (seeds) they share, an independent pairing."""
+    ok = ev[ev.status == "ok"]
+    a = ok[ok.candidate == best].set_index("seed")["score"]
+    b = ok[ok.candidate == other].set_index("seed")["score"]
+    common = a.index.intersection(b.index)
+    return a[common].to_numpy(dtype=float), b[common].to_numpy(dtype=float)
+
+
+def test_comparison_table_of_the_paired_default_pairs_rows_with_the_corrected_resampled_test():
+    X, y = load_iris(return_X_y=True)
+    s = BanditSearchCV(LogisticRegression(max_iter=500), {"C": [0.001, 0.05, 1.0]}, confidence=0.9,
+                       random_state=0).fit(X, y)
+    t = comparison_table(s)
+    ev = s.selection_.evaluations
+    best = s.best_index_
+    n_train = ev.loc[ev.candidate == best, "n_train"].mean()
+    n_test = ev.loc[ev.candidate == best, "n_test"].mean()
+    assert len(t) == 2
+    for row in t.itertuples():
+        a, b = _shared_rows(ev, best, row.candidate)
+        d = a - b
+        n = len(d)
+        assert row.n_pairs == n >= 2 and row.design.startswith("paired by row")
+        assert "Nadeau & Bengio" in row.test
+        # Nadeau & Bengio (2003): t = mean(d) / sqrt((1/n + n_test/n_train) s^2), n - 1 df
+        se = np.sqrt((1 / n + n_test / n_train) * d.var(ddof=1))
+        assert row.mean_difference == pytest.approx(d.mean(), rel=1e-12)
+        assert row.statistic == pytest.approx(d.mean() / se, rel=1e-10)
+        assert row.pvalue == pytest.approx(2 * sps.t.sf(abs(d.mean() / se), n - 1), rel=1e-9)
+        half = sps.t.ppf(0.975, n - 1) * se
+        assert (row.ci_low, row.ci_high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-10)
+
+
+def test_comparison_table_of_user_rows_without_sizes_is_the_paired_t_test():
+    from certa import bandit_select
+
+    def evaluate(params, train, test, seed):
+        rng = np.random.default_rng(seed)
+        return 0.7 + params["m"] + rng.normal(0, 0.05) + np.random.default_rng([seed, params["i"]]).normal(0, 0.01)
+
+    cands = [{"m": m, "i": i} for i, m in enumerate([0.0, 0.01, 0.02, -0.02])]
+    sel = bandit_select(evaluate, cands, np.arange(100.0), random_state=0)
+    t = comparison_table(sel)
+    assert len(t) == 3
+    for row in t.itertuples():
+        a, b = _shared_rows(sel.evaluations, sel.best_index, row.candidate)
+        ref = sps.ttest_rel(a, b)
+        assert row.n_pairs == len(a) and row.test.startswith("paired t-test over rows")
+        assert row.statistic == pytest.approx(ref.statistic, rel=1e-10)
+        assert row.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_comparison_table_after_a_screen_pairs_the_finalists_and_names_the_screened_out():
+    from sklearn.datasets import make_classification
+    from sklearn.svm import SVC
+
+    X, y = make_classification(600, random_state=0, flip_y=0.1)
+    s = BanditSearchCV(SVC(), {"C": [0.1, 1, 10, 100], "gamma": [0.001, 0.01, 0.1, 1]}, random_state=0,
+                       screen=True).fit(X, y)
+    t = comparison_table(s)
+    ev = s.selection_.evaluations
+    raced = set(ev.loc[ev.kind == "split", "candidate"])
+    assert set(s.finalists_) <= raced and len(t) == 15
+    for row in t.itertuples():
+        if row.candidate in raced:
+            a, b = _shared_rows(ev[ev.kind == "split"], s.best_index_, row.candidate)
+            assert row.n_pairs == len(a) and row.mean_difference == pytest.approx((a - b).mean(), rel=1e-12)
+        else:
+            assert row.n_pairs == 0 and np.isnan(row.pvalue) and "screened out" in row.test
+    assert t["design"].str.startswith("screened out").sum() == 16 - len(raced)
 
 
 def test_comparison_table_rejects_non_selection():

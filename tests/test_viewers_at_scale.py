@@ -180,7 +180,8 @@ def test_comparison_rows_are_each_candidates_own_test():
 
 def test_welch_rows_and_summary_are_each_candidates_own_numbers():
     sel = certa.bandit_select(lambda c, tr, te, seed: c + np.random.default_rng(seed).normal(0, 0.05),
-                              {"a": 0.6, "b": 0.8, "c": 0.75, "d": 0.7, "e": 0.79}, budget=60, random_state=1)
+                              {"a": 0.6, "b": 0.8, "c": 0.75, "d": 0.7, "e": 0.79}, budget=60, paired=False,
+                              random_state=1)
     table = comparison_table(sel).set_index("candidate")
     ev = sel.evaluations
     x = ev.loc[ev["candidate"] == sel.best_index, "score"].to_numpy()

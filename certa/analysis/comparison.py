@@ -90,10 +90,18 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
       the Nadeau-Bengio / Bouckaert-Frank corrected repeated k-fold t-test
       (training sets of different folds overlap, so the plain paired t-test
       over folds is too optimistic);
-    - **bandit strategies**: Welch's unpaired t-test on the two candidates'
-      scores, said so in ``design`` (an unpaired strategy evaluates every
-      candidate on its own split; the paired default shares a row's split and
-      seed between candidates, but its rows are not paired here);
+    - **paired rows** (the default ``BanditSearchCV`` / ``bandit_select``
+      rule, ``cv=`` rows, and the race of screen-then-race): pairs are the
+      rows a candidate shares with the choice; Nadeau & Bengio's corrected
+      resampled t-test where the training and test sizes are recorded
+      (random splits of one data set overlap in training data, so the plain
+      paired t-test over rows is too optimistic), the plain paired t-test
+      otherwise, said so in ``test``. After a screen, only the finalists have
+      full-size rows; the candidates screened out on training subsets get a
+      row without a test;
+    - **unpaired bandit strategies** (``paired=False``: every candidate on its
+      own split and seed): Welch's unpaired t-test on the two candidates'
+      scores;
     - **progressive sampling with per-example scores** (``ProgressiveSearchCV``
       with accuracy or a per-example error, or any evaluator returning
       ``payload["per_example"]``): the deciding round, i.e. the last round in
@@ -137,16 +145,31 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
     ok = ev[ev["status"] == "ok"]
     best = selection.best_index
     kinds = set(ok["kind"])
+    screened_out: np.ndarray | None = None
+    if kinds == {"split", "subset"}:
+        # screen, then race: the race's full-size rows decide; the candidates screened out on training subsets
+        # have no full-size evaluations to compare (their evidence is in the screen's rungs)
+        full_size = ok["candidate"][ok["kind"] == "split"].to_numpy(dtype=np.intp)
+        raced = np.zeros(len(selection.candidates), dtype=bool)
+        raced[full_size] = True
+        screened_out = np.flatnonzero(~raced)
+        ev = ev[ev["kind"] != "subset"]
+        ok = ok[ok["kind"] == "split"]
+        kinds = {"split"}
     if len(kinds) > 1:
         raise ValueError(f"the selection mixes evaluation kinds {sorted(kinds)}; compare within one design")
     kind = kinds.pop() if kinds else "full"
     # every candidate's scores at once (one pass over the evaluations, whatever the number of candidates)
     stats = _Scores(selection, ev, ok)
     others = np.array([c.index for c in selection.candidates if c.index != best], dtype=np.intp)
+    if screened_out is not None:
+        others = np.setdiff1d(others, screened_out)
     if kind == "fold":
         table = _fold_rows(selection, stats, others, ev, ok, confidence)
     elif kind == "split":
-        table = _split_rows(stats, best, others, confidence)
+        table = _row_pairs(selection, stats, others, ok, confidence)
+        if table is None:
+            table = _split_rows(stats, best, others, confidence)
     elif kind == "subset":
         table = pd.DataFrame(_subset_rows(selection, stats, ev, ok, confidence))
     else:
@@ -154,6 +177,11 @@ def comparison_table(selection: Any, *, confidence: float = 0.95) -> pd.DataFram
                               "mean_best": stats.mean[best], "mean_other": stats.mean[others],
                               "test": "none: one evaluation per candidate",
                               "mean_difference": stats.mean[best] - stats.mean[others]})
+    if screened_out is not None and len(screened_out):
+        table = pd.concat([table, pd.DataFrame({
+            "candidate": screened_out, "design": "screened out on training subsets (no full-size row)",
+            "n_pairs": 0, "test": "none: screened out before the race (see the screen's rungs)"})],
+            ignore_index=True)
     if len(table):
         names = np.asarray([c.name for c in selection.candidates], dtype=object)
         table.insert(1, "name", names[table["candidate"].to_numpy(dtype=np.intp)])
@@ -263,6 +291,81 @@ def _t_rows(d: np.ndarray, scale: np.ndarray, factor: float, df: float, confiden
     zero = np.ptp(d, axis=1) <= ZERO_SPREAD_RTOL * tiny
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(factor * d.var(axis=1, ddof=1))
+        t = mean / se
+    p = np.clip(2.0 * sps.t.sf(np.abs(t), df), 0.0, 1.0)
+    q = sps.t.ppf(0.5 + confidence / 2.0, df)
+    low, high = mean - q * se, mean + q * se
+    none = zero & (np.abs(mean) <= ZERO_SPREAD_RTOL * tiny)
+    t = np.where(zero, np.where(none, 0.0, np.copysign(np.inf, mean)), t)
+    p = np.where(zero, np.where(none, 1.0, 0.0), p)
+    low, high = np.where(zero, mean, low), np.where(zero, mean, high)
+    return {"statistic": t, "pvalue": p, "ci_low": low, "ci_high": high}
+
+
+def _row_pairs(selection: Selection, stats: _Scores, others: np.ndarray, ok: pd.DataFrame,
+               confidence: float) -> pd.DataFrame | None:
+    """Paired rows (a row's split and seed shared by its candidates): per other candidate, the rows it shares
+    with the choice; Nadeau & Bengio's corrected resampled t-test where the training and test sizes are known
+    (rows are random splits of one data set, so their training sets overlap), the paired t-test otherwise.
+    ``None`` where the choice shares no row with any other candidate (an unpaired design)."""
+    best = selection.best_index
+    cand = ok["candidate"].to_numpy(dtype=np.intp)
+    codes, uniques = pd.factorize(ok["seed"])
+    n_rows = len(uniques)
+    cells = cand * max(n_rows, 1) + codes
+    if (codes < 0).any() or np.unique(cells).size != cells.size:
+        return None   # a candidate evaluated twice on one seed: not a row design
+    is_best = cand == best
+    if not np.isin(codes[~is_best], codes[is_best]).any():
+        return None
+    scores = np.full((len(selection.candidates), n_rows), np.nan)
+    scores[cand, codes] = stats.score
+    x, y = scores[best], scores[others]
+    common = np.isfinite(y) & np.isfinite(x)[None, :]
+    n = common.sum(axis=1)
+    d = np.where(common, x[None, :] - np.where(common, y, 0.0), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_diff = np.where(n > 0, d.sum(axis=1) / np.maximum(n, 1), np.nan)
+    table = pd.DataFrame({"candidate": others, "design": "paired by row (a shared split and seed)", "n_pairs": n,
+                          "mean_best": stats.mean[best], "mean_other": stats.mean[others],
+                          "mean_difference": mean_diff, "test": None, "statistic": np.nan, "pvalue": np.nan,
+                          "ci_low": np.nan, "ci_high": np.nan})
+    tested = n >= 2
+    if not tested.any():
+        return table
+    ratio, test = 0.0, "paired t-test over rows (training sizes unknown: overlapping training sets not corrected for)"
+    best_rows = ok[is_best]
+    if "n_train" in ok and "n_test" in ok:
+        sizes = (pd.to_numeric(best_rows["n_train"], errors="coerce").mean(),
+                 pd.to_numeric(best_rows["n_test"], errors="coerce").mean())
+        if np.isfinite(sizes).all() and min(sizes) > 0:
+            ratio, test = float(sizes[1] / sizes[0]), "corrected resampled t-test (Nadeau & Bengio 2003)"
+    res = _masked_t_rows(d[tested], common[tested], np.maximum(np.nanmax(np.abs(x)), np.nanmax(np.abs(y[tested]),
+                         axis=1)), ratio, confidence)
+    for col, values in res.items():
+        table.loc[tested, col] = values
+    table.loc[tested, "test"] = test
+    return table
+
+
+def _masked_t_rows(d: np.ndarray, mask: np.ndarray, scale: np.ndarray, ratio: float,
+                   confidence: float) -> dict[str, np.ndarray]:
+    """Two-sided t-tests of ``mean(d) = 0`` over the masked cells of each row of ``d`` (``n_i >= 2`` cells), with
+    ``se = sqrt((1/n_i + ratio) var(d))`` and ``n_i - 1`` df: :func:`certa.stats.corrected_resampled_ttest`
+    (``ratio = n_test/n_train``) or :func:`certa.stats.paired_ttest` (``ratio = 0``) row by row, zero spread
+    included (all differences equal: t = 0 or +-inf, the interval the common difference)."""
+    from ..stats._validation import ZERO_SPREAD_RTOL
+
+    n = mask.sum(axis=1)
+    mean = np.where(mask, d, 0.0).sum(axis=1) / n
+    dev = np.where(mask, d - mean[:, None], 0.0)
+    var = (dev * dev).sum(axis=1) / (n - 1)
+    tiny = np.maximum(scale, np.finfo(float).tiny)
+    spread = np.where(mask, d, -np.inf).max(axis=1) - np.where(mask, d, np.inf).min(axis=1)
+    zero = spread <= ZERO_SPREAD_RTOL * tiny
+    df = n - 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt((1.0 / n + ratio) * var)
         t = mean / se
     p = np.clip(2.0 * sps.t.sf(np.abs(t), df), 0.0, 1.0)
     q = sps.t.ppf(0.5 + confidence / 2.0, df)
