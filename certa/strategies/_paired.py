@@ -359,15 +359,14 @@ def score_variance(score_n: np.ndarray, score_s: np.ndarray, score_ss: np.ndarra
 
 
 def pair_values(n: np.ndarray, s: np.ndarray, ss: np.ndarray, var_i: np.ndarray, var_j: np.ndarray,
-                tolerance: float = 0.0, c: float = PRIOR_PRECISION) -> np.ndarray:
+                tolerance: float = 0.0) -> np.ndarray:
     """``W`` of pairs ``(i, j)`` given their running sums of ``x_i - x_j`` and the two candidates' score
-    variances (any shape, element by element), with the variance floor; ``-inf`` below 2 common rows.
-    ``c``: the mixture's prior precision (:func:`paired_statistic`)."""
+    variances (any shape, element by element), with the variance floor; ``-inf`` below 2 common rows."""
     nn = np.maximum(n, 1.0)
     m = s / nn
     v = np.maximum(ss / nn - m * m, 0.0)
     v = np.maximum(v, DIFF_VAR_FLOOR * 0.5 * (var_i + var_j))
-    w = paired_statistic(n, m, v, tolerance, c)
+    w = paired_statistic(n, m, v, tolerance)
     w[n < 2] = -np.inf
     return w
 
