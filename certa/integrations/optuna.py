@@ -10,8 +10,9 @@ By default the evaluation is paired: each row is one fresh split and seed on whi
 left is evaluated, and the paired rule eliminates (``docs/adaptive.md``).
 
 :class:`PairedPruner` (from :mod:`certa.integrations.optuna_pruner`) prunes trials during the study:
-each trial reports one score per shared fold or seed, and a trial stops once certa's paired
-delta-correct rule shows it worse than a complete trial, at a stated level.
+each trial reports one score per shared fold or seed, and a trial stops once a repeated paired
+t-test (its boundary calibrated to the number of folds) shows it worse than a complete trial, at a
+stated level.
 """
 from __future__ import annotations
 

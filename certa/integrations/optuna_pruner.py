@@ -1,4 +1,4 @@
-"""An Optuna pruner with a stated confidence: certa's paired delta-correct rule, trial against trial.
+"""An Optuna pruner with a stated confidence: a repeated paired t-test, trial against trial.
 
 Each trial reports one score per shared row with ``trial.report(score, step=row_id)``: the row is a
 fold, a split or a seed, the same for every trial (fold 3 of trial 7 is fold 3 of trial 2). Two
