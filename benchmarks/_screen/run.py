@@ -10,6 +10,7 @@ Usage (under ``flock /tmp/certa-cpu.lock nice -n 5``)::
 
     python benchmarks/screen.py run svc --seeds 20
     python benchmarks/screen.py run lemma --seeds 20 --methods grid5,halving5
+    python benchmarks/screen.py run svc,text,lemma --seeds 20 --until 10:45   # seed by seed, tasks in turn
 """
 from __future__ import annotations
 
@@ -36,38 +37,60 @@ def load_results(task: str) -> dict[str, Any] | None:
     return json.loads(p.read_text()) if p.exists() else None
 
 
-def run(task_name: str, seeds: list[int], methods: list[str], force: bool = False,
-        optuna_steps: int = OPTUNA_STEPS, time_limit: float | None = None) -> dict[str, Any]:
-    """Run ``methods`` x ``seeds`` on the task, keeping earlier runs; returns the whole result."""
-    task = load_task(task_name)
-    res = load_results(task_name) or {"task": task_name, "records": {}}
-    res.update({"settings": task.names, "truth": task.truth.tolist(), "true_best": task.names[task.best],
-                "data": task.data, "truth_note": task.truth_note, "optuna_steps": optuna_steps,
-                "machine": machine_info()})
-    res.setdefault("records", {})
+def run(task_names: str | list[str], seeds: list[int], methods: list[str], force: bool = False,
+        optuna_steps: int = OPTUNA_STEPS, time_limit: float | None = None,
+        deadline: float | None = None) -> dict[str, dict[str, Any]]:
+    """Run ``methods`` x ``seeds`` on the tasks (seed by seed, task by task within a seed), keeping
+    earlier runs; no run starts after ``time_limit`` seconds or the ``deadline`` (``time.time()``).
+    Returns every task's whole result."""
+    names = [task_names] if isinstance(task_names, str) else list(task_names)
+    tasks, results = {}, {}
+    for name in names:
+        task = tasks[name] = load_task(name)
+        res = load_results(name) or {"task": name, "records": {}}
+        res.update({"settings": task.names, "truth": task.truth.tolist(), "true_best": task.names[task.best],
+                    "data": task.data, "truth_note": task.truth_note, "optuna_steps": optuna_steps,
+                    "machine": machine_info()})
+        res.setdefault("records", {})
+        results[name] = res
     t_start = time.perf_counter()
     for seed in seeds:
-        for m in methods:
-            if m in ("certa-default", "certa-screen") and not has_screen():
-                continue
-            runs = res["records"].setdefault(m, {})
-            if str(seed) in runs and not force:
-                continue
-            if time_limit is not None and time.perf_counter() - t_start > time_limit:
-                print(f"[{task_name}] time limit reached; stopping before {m} seed {seed}", flush=True)
-                return res
-            rec = measure(task, m, seed, optuna_steps)
-            runs[str(seed)] = rec
-            print(f"[{task_name}] {m} seed {seed}: fits {rec['fits']}, fit s {rec['fit_seconds']:.1f}, "
-                  f"regret {rec['regret']:.4f}, wall {rec['wall_seconds']:.0f} s (load {fmt_load(loadavg())})",
-                  flush=True)
-            write_results(f"screen_{task_name}", res, task_markdown(res))
-    return res
+        for name in names:
+            task, res = tasks[name], results[name]
+            for m in methods:
+                if m in ("certa-default", "certa-screen") and not has_screen():
+                    continue
+                runs = res["records"].setdefault(m, {})
+                if str(seed) in runs and not force:
+                    continue
+                if ((time_limit is not None and time.perf_counter() - t_start > time_limit)
+                        or (deadline is not None and time.time() > deadline)):
+                    print(f"[{name}] time limit reached; stopping before {m} seed {seed}", flush=True)
+                    return results
+                rec = measure(task, m, seed, optuna_steps)
+                runs[str(seed)] = rec
+                print(f"[{name}] {m} seed {seed}: fits {rec['fits']}, fit s {rec['fit_seconds']:.1f}, "
+                      f"regret {rec['regret']:.4f}, wall {rec['wall_seconds']:.0f} s (load {fmt_load(loadavg())})",
+                      flush=True)
+                write_results(f"screen_{name}", res, task_markdown(res))
+    return results
+
+
+def _deadline(hhmm: str | None) -> float | None:
+    """``"HH:MM"`` (UTC, today) as ``time.time()``."""
+    if hhmm is None:
+        return None
+    import calendar
+
+    h, m = (int(v) for v in hhmm.split(":"))
+    now = time.gmtime()
+    return float(calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, h, m, 0, 0, 0, 0)))
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="screen.py run", description=__doc__.split("\n")[0])
-    ap.add_argument("task", choices=TASKS)
+    ap.add_argument("task", help=f"one of {', '.join(TASKS)}, or several separated by commas (run seed by seed, "
+                                 "the tasks in turn within a seed)")
     ap.add_argument("--seeds", type=int, default=20, help="seeds 0 .. N-1 (default 20)")
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--methods", default=",".join(METHODS),
@@ -76,11 +99,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--optuna-steps", type=int, default=OPTUNA_STEPS)
     ap.add_argument("--force", action="store_true", help="rerun (method, seed) pairs already recorded")
     ap.add_argument("--time-limit", type=float, default=None, help="stop starting new runs after this many seconds")
+    ap.add_argument("--until", default=None, help="stop starting new runs after this time, HH:MM UTC")
     args = ap.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
     bad = [m for m in methods if m not in METHODS]
     if bad:
         ap.error(f"unknown methods {bad}; choose from {METHODS}")
+    tasks = [t for t in args.task.split(",") if t]
+    if not tasks or any(t not in TASKS for t in tasks):
+        ap.error(f"task must be one of {TASKS} (or several, comma-separated), got {args.task!r}")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    res = run(args.task, seeds, methods, args.force, args.optuna_steps, args.time_limit)
-    print(task_markdown(res))
+    results = run(tasks, seeds, methods, args.force, args.optuna_steps, args.time_limit, _deadline(args.until))
+    for res in results.values():
+        print(task_markdown(res))
