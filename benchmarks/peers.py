@@ -506,6 +506,26 @@ def _fast_pruner_pvalues() -> None:
         ow.ss = _FastWilcoxon()
 
 
+def grid_objective(optuna: Any, n_candidates: int, steps: Any, score: Callable[[int, int], float],
+                   order_seed: Callable[[int], int], on_trial: Callable[[int], None] | None = None) -> Callable:
+    """The Optuna objective the peers share: a trial picks a candidate index (``GridSampler``), scores it on every
+    step in a random order seeded by ``order_seed(trial.number)`` (a permutation of ``steps``: an array of row ids
+    or a count), reports each score at its step and stops when the pruner says so; its value is the mean."""
+    def objective(trial):
+        c = trial.suggest_categorical("candidate", list(range(n_candidates)))
+        if on_trial is not None:
+            on_trial(c)
+        values = []
+        for s in np.random.default_rng(order_seed(trial.number)).permutation(steps):
+            v = score(c, int(s))
+            values.append(v)
+            trial.report(v, int(s))
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return float(np.mean(values))
+    return objective
+
+
 def optuna_wilcoxon(bench: Bench, seed: int, steps: int, p_threshold: float = P_THRESHOLD) -> dict[str, Any]:
     """Optuna 5: GridSampler over the candidates + WilcoxonPruner, one split's score per step."""
     optuna = _quiet_optuna()
@@ -515,21 +535,13 @@ def optuna_wilcoxon(bench: Bench, seed: int, steps: int, p_threshold: float = P_
     used: list[tuple[int, int]] = []
     trials: list[dict[str, Any]] = []
 
-    def objective(trial):
-        c = trial.suggest_categorical("candidate", list(range(bench.K)))
-        order = np.random.default_rng(derive_seed(seed, 2, trial.number)).permutation(rows)
-        values = []
-        trials.append({"candidate": c, "rows": []})
-        for r in order:
-            v = bench.score(c, int(r))
-            used.append((c, int(r)))
-            trials[-1]["rows"].append(int(r))
-            values.append(v)
-            trial.report(v, int(r))
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return float(np.mean(values))
+    def score(c: int, r: int) -> float:
+        used.append((c, r))
+        trials[-1]["rows"].append(r)
+        return bench.score(c, r)
 
+    objective = grid_objective(optuna, bench.K, rows, score, lambda n: derive_seed(seed, 2, n),
+                               on_trial=lambda c: trials.append({"candidate": c, "rows": []}))
     study = optuna.create_study(direction="maximize",
                                 sampler=optuna.samplers.GridSampler({"candidate": list(range(bench.K))}, seed=seed),
                                 pruner=optuna.pruners.WilcoxonPruner(p_threshold=p_threshold))

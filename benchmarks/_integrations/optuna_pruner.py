@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 from _common import loadavg, machine_info, md_table, write_results
-from peers import P_THRESHOLD, _fast_pruner_pvalues, _quiet_optuna, binom_upper_p, get_bench
+from peers import P_THRESHOLD, _fast_pruner_pvalues, _quiet_optuna, binom_upper_p, get_bench, grid_objective
 
 from certa.engine.draws import derive_seed
 from certa.integrations.optuna import PairedPruner
@@ -68,19 +68,11 @@ def one_study(bench: Any, seed: int, steps: int, pruner_name: str) -> dict[str, 
     rows = bench.rows_steps(steps, np.random.default_rng(derive_seed(seed, 1)))
     fits = [0]
 
-    def objective(trial):
-        c = trial.suggest_categorical("candidate", list(range(bench.K)))
-        order = np.random.default_rng(derive_seed(seed, 2, trial.number)).permutation(rows)
-        values = []
-        for r in order:
-            v = bench.score(c, int(r))
-            fits[0] += 1
-            values.append(v)
-            trial.report(v, int(r))
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return float(np.mean(values))
+    def score(c: int, r: int) -> float:
+        fits[0] += 1
+        return bench.score(c, r)
 
+    objective = grid_objective(optuna, bench.K, rows, score, lambda n: derive_seed(seed, 2, n))
     study = optuna.create_study(direction="maximize",
                                 sampler=optuna.samplers.GridSampler({"candidate": list(range(bench.K))}, seed=seed),
                                 pruner=make_pruner(pruner_name))

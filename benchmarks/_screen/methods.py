@@ -76,7 +76,7 @@ def run_halving(task: Task, seed: int) -> dict[str, Any]:
 
 
 def run_optuna(task: Task, seed: int, steps: int) -> dict[str, Any]:
-    from peers import _fast_pruner_pvalues, _quiet_optuna
+    from peers import _fast_pruner_pvalues, _quiet_optuna, grid_objective
 
     from certa.engine.candidates import candidates_from_grid
 
@@ -87,22 +87,14 @@ def run_optuna(task: Task, seed: int, steps: int) -> dict[str, Any]:
     K = len(cands)
     states: list[str] = []
 
-    def objective(trial):
-        c = trial.suggest_categorical("candidate", list(range(K)))
-        order = np.random.default_rng(derive_seed(seed, 13, trial.number)).permutation(len(folds))
-        values = []
-        for j in order:
-            train, test = folds[j]
-            est = fresh_estimator(task, cands[c].params)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                v = float(est.fit(task.X[train], task.y[train]).score(task.X[test], task.y[test]))
-            values.append(v)
-            trial.report(v, int(j))
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return float(np.mean(values))
+    def score(c: int, j: int) -> float:
+        train, test = folds[j]
+        est = fresh_estimator(task, cands[c].params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(est.fit(task.X[train], task.y[train]).score(task.X[test], task.y[test]))
 
+    objective = grid_objective(optuna, K, len(folds), score, lambda n: derive_seed(seed, 13, n))
     study = optuna.create_study(direction="maximize",
                                 sampler=optuna.samplers.GridSampler({"candidate": list(range(K))},
                                                                     seed=derive_seed(seed, 14) % 2**32),
