@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -366,6 +367,13 @@ or Strategy, default "auto"
         example = self.estimator if self.estimator is not None else cands[0].params["model"]
         stratified = wants_stratified(example, y)
         if self.cv is None:
+            if stratified:
+                counts = np.unique(np.asarray(y), return_counts=True)[1]
+                if counts.min() < 2:   # as GridSearchCV's StratifiedKFold: warn and go on (issue 33's lemma grid)
+                    warnings.warn(f"y: {int((counts < 2).sum())} of the {counts.size} classes have only 1 member, so "
+                                  "the random splits are not stratified (a stratified split needs at least 2 "
+                                  "members per class); pass cv= for splits of your choice", UserWarning, stacklevel=2)
+                    stratified = False
             plan: Any = RandomSplitPlan(self.test_size, stratified)
         else:
             from sklearn.base import is_classifier
