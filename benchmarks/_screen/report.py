@@ -133,10 +133,7 @@ def task_markdown(res: dict[str, Any]) -> str:
         s = summarize(res, m)
         if s is None:
             continue
-        fin = "-"
-        if "miss_rate" in s:
-            fin = (f"{s['finalists_mean']:.1f}, {_pct(s['miss_rate'])}, {_pct(s['wrong_among_finalists'])}"
-                   f" (p {s['wrong_vs_delta_p']:.2g})")
+        fin = _finalists_cell(s, ", ", f" (p {s['wrong_vs_delta_p']:.2g})" if "miss_rate" in s else "")
         rows.append([LABELS[m], s["seeds"], f"{s['fits_mean']:.0f} ({s['fits_min']}-{s['fits_max']})",
                      f"{s['fit_seconds_mean']:.1f}", f"{s['grid_units_mean']:.2f}",
                      f"{s['ratio_grid5']:.2f}x, {s['ratio_halving5']:.1f}x",
@@ -158,6 +155,13 @@ def task_markdown(res: dict[str, Any]) -> str:
     return "\n".join(text)
 
 
+def _finalists_cell(s: dict[str, Any], sep: str, tail: str = "") -> str:
+    """Finalists (mean), the screen's miss rate and the wrong-choice rate among the finalists; "-" without a screen."""
+    if "miss_rate" not in s:
+        return "-"
+    return sep.join([f"{s['finalists_mean']:.1f}", _pct(s["miss_rate"]), _pct(s["wrong_among_finalists"])]) + tail
+
+
 def summary_table(results: dict[str, dict[str, Any]]) -> str:
     """One line per task and method: fits, summed fit time in GridSearchCV(cv=5) units, regret, right."""
     rows = []
@@ -166,9 +170,7 @@ def summary_table(results: dict[str, dict[str, Any]]) -> str:
             s = summarize(res, m)
             if s is None:
                 continue
-            fin = "-"
-            if "miss_rate" in s:
-                fin = f"{s['finalists_mean']:.1f} / {_pct(s['miss_rate'])} / {_pct(s['wrong_among_finalists'])}"
+            fin = _finalists_cell(s, " / ")
             rows.append([task, LABELS[m], s["seeds"], f"{s['fits_mean']:.0f}", f"{s['ratio_grid5']:.2f}x",
                          f"{s['ratio_halving5']:.2f}x", f"{s['regret_mean']:.4f}", _pct(s["right"]),
                          _pct(s["right_exact"]), fin])

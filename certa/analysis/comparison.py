@@ -270,36 +270,13 @@ def _fold_rows(selection: Selection, stats: _Scores, others: np.ndarray, ev: pd.
             table.loc[r, ["statistic", "pvalue", "ci_low", "ci_high"]] = [res.statistic, res.pvalue, *res.ci]
     else:
         ratio = 1.0 / (K - 1) if n_train is None else float(n_test) / float(n_train)
-        res = _t_rows(xs - ys, np.maximum(np.abs(xs).max(), np.abs(ys).max(axis=1)), 1.0 / total + ratio,
-                      total - 1, confidence)
+        d = xs - ys   # every fold of a full row: the masked test with every cell in (factor 1/total + ratio)
+        res = _masked_t_rows(d, np.ones(d.shape, dtype=bool), np.maximum(np.abs(xs).max(), np.abs(ys).max(axis=1)),
+                             ratio, confidence)
         for col, values in res.items():
             table.loc[full, col] = values
     table.loc[full, "test"] = "corrected repeated k-fold t-test (Bouckaert & Frank 2004)"
     return table
-
-
-def _t_rows(d: np.ndarray, scale: np.ndarray, factor: float, df: float, confidence: float) -> dict[str, np.ndarray]:
-    """Two-sided t-tests of ``mean(d) = 0``, one per row of ``d``, with ``se = sqrt(factor * var(d))``.
-
-    The same numbers as :func:`certa.stats.corrected_repeated_kfold_ttest` row by row, zero spread
-    included (all differences equal: t = 0 or +-inf, the interval the common difference).
-    """
-    from ..stats._validation import ZERO_SPREAD_RTOL
-
-    mean = d.mean(axis=1)
-    tiny = np.maximum(scale, np.finfo(float).tiny)
-    zero = np.ptp(d, axis=1) <= ZERO_SPREAD_RTOL * tiny
-    with np.errstate(invalid="ignore", divide="ignore"):
-        se = np.sqrt(factor * d.var(axis=1, ddof=1))
-        t = mean / se
-    p = np.clip(2.0 * sps.t.sf(np.abs(t), df), 0.0, 1.0)
-    q = sps.t.ppf(0.5 + confidence / 2.0, df)
-    low, high = mean - q * se, mean + q * se
-    none = zero & (np.abs(mean) <= ZERO_SPREAD_RTOL * tiny)
-    t = np.where(zero, np.where(none, 0.0, np.copysign(np.inf, mean)), t)
-    p = np.where(zero, np.where(none, 1.0, 0.0), p)
-    low, high = np.where(zero, mean, low), np.where(zero, mean, high)
-    return {"statistic": t, "pvalue": p, "ci_low": low, "ci_high": high}
 
 
 def _row_pairs(selection: Selection, stats: _Scores, others: np.ndarray, ok: pd.DataFrame,
@@ -352,7 +329,8 @@ def _masked_t_rows(d: np.ndarray, mask: np.ndarray, scale: np.ndarray, ratio: fl
                    confidence: float) -> dict[str, np.ndarray]:
     """Two-sided t-tests of ``mean(d) = 0`` over the masked cells of each row of ``d`` (``n_i >= 2`` cells), with
     ``se = sqrt((1/n_i + ratio) var(d))`` and ``n_i - 1`` df: :func:`certa.stats.corrected_resampled_ttest`
-    (``ratio = n_test/n_train``) or :func:`certa.stats.paired_ttest` (``ratio = 0``) row by row, zero spread
+    (``ratio = n_test/n_train``), :func:`certa.stats.corrected_repeated_kfold_ttest` (every cell of a J-K-fold
+    row) or :func:`certa.stats.paired_ttest` (``ratio = 0``) row by row, zero spread
     included (all differences equal: t = 0 or +-inf, the interval the common difference)."""
     from ..stats._validation import ZERO_SPREAD_RTOL
 
