@@ -5,6 +5,8 @@ Subcommands (``python benchmarks/screen.py COMMAND --help`` lists a command's ar
 * ``run``: every method on one task (``svc``, simulated; ``lemma``; ``text``, real), seed by seed,
   fits counted and timed by thread CPU time -> ``results/screen_<task>.{json,md}`` (resumable;
   truths cached in ``results/screen_truth_<task>.json``);
+* ``cores``: wall time on ``--workers`` W (the issues' 4,000-sample SVC grid; certa's default,
+  GridSearchCV and Halving with ``n_jobs=W``) -> ``results/screen_cores_<W>.{json,md}``;
 * ``report``: the tables of every task and issue 33's acceptance checks -> ``results/screen.md``.
 
 ``--results DIR`` (before the command) writes, and reads any cached input, in ``DIR`` instead of
@@ -18,6 +20,7 @@ from _common import run_subcommand
 COMMANDS = {
     "run": ("_screen.run", "every method on one task, per seed (resumable)"),
     "report": ("_screen.report", "tables and acceptance checks of every task"),
+    "cores": ("_screen.cores", "wall time on W workers: the issues' SVC grid at 4,000 samples, certa vs GridSearchCV/Halving"),
 }
 
 if __name__ == "__main__":
