@@ -46,7 +46,7 @@ for _path in (ROOT, BENCHMARKS):  # this checkout's certa; the areas' private pa
         sys.path.insert(0, str(_path))
 
 #: The FIESTA paper's TDSA scores: 12 models x 500 macro-F1 scores (row i: one split and seed).
-TDSA_PATH = "/work/shared/data/fiesta-tdsa-test-f1.json"
+TDSA_PATH = os.environ.get("CERTA_TDSA_PATH") or "/work/shared/data/fiesta-tdsa-test-f1.json"
 #: The paper's 8-model fixed-confidence problem ({tdlstm, atae, ian, lstm} x {full, _50}).
 TDSA_MODELS8 = ["tdlstm", "atae", "ian", "lstm", "tdlstm_50", "atae_50", "ian_50", "lstm_50"]
 
