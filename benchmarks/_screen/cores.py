@@ -74,7 +74,7 @@ def _cv(seed: int):
     return StratifiedKFold(5, shuffle=True, random_state=seed)
 
 
-def run_method(method: str, X, y, workers: int, seed: int) -> dict[str, Any]:
+def run_method(method: str, X, y, workers: int, seed: int, store: str | None = None) -> dict[str, Any]:
     from sklearn.svm import SVC
 
     names = [c.name for c in candidates_from_grid(SVC_GRID)]
@@ -99,7 +99,9 @@ def run_method(method: str, X, y, workers: int, seed: int) -> dict[str, Any]:
                     "n_resources": [int(v) for v in s.n_resources_], "n_candidates": [int(v) for v in s.n_candidates_]}
         from certa import BanditSearchCV
 
-        s = BanditSearchCV(SVC(), SVC_GRID, n_jobs=workers, random_state=seed, refit=False, progress=False).fit(X, y)
+        t_epoch = time.time()
+        s = BanditSearchCV(SVC(), SVC_GRID, n_jobs=workers, random_state=seed, refit=False, progress=False,
+                           store=store).fit(X, y)
     wall = time.perf_counter() - t0
     res = s.selection_.result
     ev = s.selection_.evaluations
@@ -112,7 +114,33 @@ def run_method(method: str, X, y, workers: int, seed: int) -> dict[str, Any]:
             "evaluations_ahead": ahead, "timing_fits": n_timing, "choice": int(s.best_index_),
             "screened": bool(decision.get("screen")), "exponent": decision.get("exponent"),
             "finalists": len(getattr(s, "finalists_", None) or names), "confidence": s.confidence_,
-            "guarantee": s.guarantee_, "busy_s": busy, "occupancy": busy / (workers * wall)}
+            "guarantee": s.guarantee_, "busy_s": busy, "occupancy": busy / (workers * wall),
+            **({"timeline": timeline(store, t_epoch, wall, workers)} if store else {})}
+
+
+def timeline(store: str, t_epoch: float, wall: float, workers: int) -> list[dict[str, Any]]:
+    """Where a run's wall time went, from its store: per training size (a rung, then the race at full
+    size), the evaluations recorded, when the first and the last were recorded (s after ``fit`` began),
+    their summed duration and the workers' occupancy over that span. Before the first record: the
+    screen rule's timing and the pool's start."""
+    import sqlite3
+
+    con = sqlite3.connect(store)
+    rows = con.execute("SELECT draw, duration, recorded_at FROM evaluations WHERE status = 'ok'").fetchall()
+    con.close()
+    stages: dict[Any, list[tuple[float, float]]] = {}
+    for draw, duration, at in rows:
+        stages.setdefault(json.loads(draw).get("size"), []).append((float(duration or 0.0), at - t_epoch))
+    out, prev_end = [], 0.0
+    for size, evs in sorted(stages.items(), key=lambda kv: min(t for _, t in kv[1])):
+        first, last = min(t for _, t in evs), max(t for _, t in evs)
+        busy = sum(d for d, _ in evs)
+        span = max(last - prev_end, 1e-9)
+        out.append({"size": size, "evaluations": len(evs), "first_s": first, "last_s": last, "busy_s": busy,
+                    "occupancy_over_span": busy / (workers * span)})
+        prev_end = last
+    out.append({"size": "after the last record", "last_s": wall})
+    return out
 
 
 def warm_up(X, y, workers: int) -> None:
@@ -164,6 +192,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, default=4000, help="the searches' samples (default 4000, the issues' size)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--timeline", action="store_true",
+                    help="one more certa run (seed 0) with a store file, to show per stage where its wall time went")
     args = ap.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
     if any(m not in METHODS for m in methods):
@@ -186,4 +216,13 @@ def main(argv: list[str] | None = None) -> None:
                   f"{max(tr) - tr[rec['choice']]:.4f}" + (f", occupancy {rec['occupancy']:.1%}" if "occupancy" in rec
                                                           else ""), flush=True)
             write_results(name, payload, markdown(payload))
+    if args.timeline:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            rec = run_method("certa", X, y, args.workers, 0, store=f"{tmp}/timeline.sqlite")
+        payload["timeline_run"] = rec
+        for st in rec["timeline"]:
+            print(st, flush=True)
+        write_results(name, payload, markdown(payload))
     print(markdown(payload))
