@@ -8,6 +8,8 @@ from sklearn.datasets import load_iris
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 
+import certa
+import certa.strategies
 from certa import (
     BanditSearchCV,
     BatchThompson,
@@ -285,6 +287,19 @@ def test_front_argument_errors():
         BanditSearchCV(LogisticRegression(), {"C": [1.0, 2.0]}, strategy="sequential_halving").fit(X, y)
     with pytest.raises(ValueError, match="strategy must be one of"):
         BanditSearchCV(LogisticRegression(), {"C": [1.0, 2.0]}, strategy="ucb").fit(X, y)
+    # budget is only a fixed-budget strategy's: elsewhere it was silently ignored (the run went on to
+    # its confidence); now it is refused, naming the argument and what to use instead
+    for kw in ({}, {"strategy": "paired"}, {"paired": False}, {"strategy": "top_two"}, {"strategy": "batch"}):
+        with pytest.raises(ValueError, match=r"budget=30 applies to strategy='sequential_halving' or 'equal'.*max_evals"):
+            BanditSearchCV(LogisticRegression(), {"C": [1.0, 2.0]}, budget=30, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="budget=30 applies to"):
+        bandit_select(lambda m, tr, te, s: 0.5, {"a": 1, "b": 2}, budget=30)
+    with pytest.raises(ValueError, match="budget=30 applies to.*a Strategy object"):
+        bandit_select(lambda m, tr, te, s: 0.5, {"a": 1, "b": 2}, budget=30,
+                      strategy=certa.strategies.PairedElimination(0.95))
+    s = BanditSearchCV(LogisticRegression(), {"C": [1.0, 2.0]}, strategy="equal", budget=8, refit=False,
+                       random_state=0).fit(X, y)
+    assert len(s.selection_.evaluations) == 8
     with pytest.raises(ValueError, match="test_size"):
         BanditSearchCV(LogisticRegression(), {"C": [1.0, 2.0]}, test_size=1.5).fit(X, y)
     with pytest.raises(TypeError, match="evaluate must be callable"):

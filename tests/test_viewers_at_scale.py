@@ -66,7 +66,7 @@ def test_distinct_names_do_not_warn_and_a_front_warns_once():
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         certa.bandit_select(lambda c, tr, te, seed: c["mu"] + np.random.default_rng(seed).normal(0, 0.01),
-                            cands, budget=8, random_state=0)
+                            cands, random_state=0)
     assert [str(w.message)[:40] for w in record if w.category is certa.DuplicateNamesWarning] == [
         "2 of 2 candidates share their name with "]
 
@@ -180,7 +180,7 @@ def test_comparison_rows_are_each_candidates_own_test():
 
 def test_welch_rows_and_summary_are_each_candidates_own_numbers():
     sel = certa.bandit_select(lambda c, tr, te, seed: c + np.random.default_rng(seed).normal(0, 0.05),
-                              {"a": 0.6, "b": 0.8, "c": 0.75, "d": 0.7, "e": 0.79}, budget=60, paired=False,
+                              {"a": 0.6, "b": 0.8, "c": 0.75, "d": 0.7, "e": 0.79}, paired=False,
                               random_state=1)
     table = comparison_table(sel).set_index("candidate")
     ev = sel.evaluations

@@ -83,6 +83,10 @@ def _fixed_confidence_cap(strategy: str, confidence: float | None, max_evals: in
     return max_evals
 
 
+#: The strategies that take ``budget`` (a fixed number of evaluations); the others stop at their confidence.
+FIXED_BUDGET = ("sequential_halving", "equal")
+
+
 def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget: int | None,
                   stopping: str | None = None, n_workers: int | None = None, max_evals: int | str | None = None,
                   transform: str | None = None, beta: float | str | None = None,
@@ -106,6 +110,10 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
     ``max_rows`` (the number of splits of a ``cv`` splitter) needs the paired strategy: the run
     ends when its rows run out (``stop_reason="out of splits"``).
     """
+    if budget is not None and not (isinstance(strategy, str) and strategy in FIXED_BUDGET):
+        what = f"strategy={strategy!r}" if isinstance(strategy, str) else "a Strategy object (it holds its own settings)"
+        raise ValueError(f"budget={budget!r} applies to strategy='sequential_halving' or 'equal' (a fixed number of "
+                         f"evaluations); {what} does not use it: give max_evals to cap a fixed-confidence run")
     if isinstance(strategy, Strategy):
         resolve_paired(strategy, paired)
         if max_rows is not None and getattr(strategy, "max_rows", None) != max_rows:
@@ -126,7 +134,7 @@ def make_strategy(strategy: str | Strategy, *, confidence: float | None, budget:
                          f"'paired'); strategy={strategy!r} with paired=False draws a fresh split per evaluation")
     if strategy == "auto":
         strategy = "top_two"
-    if strategy in ("sequential_halving", "equal"):
+    if strategy in FIXED_BUDGET:
         if budget is None:
             raise ValueError(f"strategy={strategy!r} is a fixed-budget method: give budget (number of evaluations)")
         if tolerance:
@@ -199,6 +207,8 @@ or Strategy, default "auto"
         the non-adaptive baselines.
     confidence : float, default 0.95
     budget : int or None
+        The number of evaluations of ``strategy="sequential_halving"`` or ``"equal"`` (required
+        there); any other strategy refuses it (cap a fixed-confidence run with ``max_evals``).
     paired : bool or None, default None
         Paired evaluation (common random numbers): the k-th row's split and seed are the same
         for every candidate, so scores compare row by row. ``None``: paired for ``"auto"`` (and
