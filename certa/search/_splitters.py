@@ -46,8 +46,11 @@ def seeded_splitter(cv: Any, root_seed: int) -> Any:
     return out
 
 
-def splitter_rows(cv: Any, X: Any, y: Any, groups: Any, *, classifier: bool, root_seed: int) -> RowSplitsPlan:
+def splitter_rows(cv: Any, X: Any, y: Any, groups: Any, *, classifier: bool, root_seed: int,
+                  arg: str = "cv") -> RowSplitsPlan:
     """The rows of a paired run: every ``(train, test)`` split of ``cv`` on ``(X, y, groups)``, in order.
+
+    ``arg`` names ``cv`` in the errors (``bandit_select`` calls it ``split``).
 
     ``cv`` is a scikit-learn splitter (anything with ``split``), an int K (``StratifiedKFold``
     for a classifier with class labels, else ``KFold``, as ``GridSearchCV`` reads it), or an
@@ -65,26 +68,26 @@ def splitter_rows(cv: Any, X: Any, y: Any, groups: Any, *, classifier: bool, roo
     from sklearn.model_selection import check_cv
 
     if cv is None:
-        raise ValueError("cv is None: give a splitter, an int or an iterable of (train, test) splits")
+        raise ValueError(f"{arg} is None: give a splitter, an int or an iterable of (train, test) splits")
     if isinstance(cv, (bool, np.bool_)) or (isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral)):
-        raise TypeError(f"cv must be a splitter, an int or an iterable of (train, test) splits, got {cv!r}")
+        raise TypeError(f"{arg} must be a splitter, an int or an iterable of (train, test) splits, got {cv!r}")
     if isinstance(cv, numbers.Integral) and cv < 2:
-        raise ValueError(f"cv must be at least 2 folds, got {cv}")
+        raise ValueError(f"{arg} must be at least 2 folds, got {cv}")
     if isinstance(cv, str):
-        raise TypeError(f"cv must be a splitter, an int or an iterable of (train, test) splits, got the string "
+        raise TypeError(f"{arg} must be a splitter, an int or an iterable of (train, test) splits, got the string "
                         f"{cv!r} (certa select --cv takes names such as 'repeated-stratified:5x10')")
     checked = check_cv(seeded_splitter(cv, root_seed), y, classifier=classifier)
     try:
         splits = list(checked.split(X, y, groups))
     except ValueError as exc:
-        raise ValueError(f"cv ({_describe(cv)}) cannot split these data: {exc}") from None
+        raise ValueError(f"{arg} ({_describe(cv)}) cannot split these data: {exc}") from None
     if not splits:
-        raise ValueError(f"cv ({_describe(cv)}) gave no splits")
+        raise ValueError(f"{arg} ({_describe(cv)}) gave no splits")
     for r, split in enumerate(splits):
         if not (isinstance(split, tuple) and len(split) == 2):
-            raise ValueError(f"cv: split {r} is not a (train, test) pair")
+            raise ValueError(f"{arg}: split {r} is not a (train, test) pair")
         if np.intersect1d(split[0], split[1]).size:
-            raise ValueError(f"cv: split {r} has examples in both its train and its test part")
+            raise ValueError(f"{arg}: split {r} has examples in both its train and its test part")
     return RowSplitsPlan(splits, source=_describe(cv))
 
 

@@ -591,7 +591,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
 
         X_, y_ = (data[0], data[1]) if isinstance(data, tuple) and len(data) > 1 else (data, None)
         classifier = y_ is not None and type_of_target(y_) in ("binary", "multiclass")
-        rows = splitter_rows(split, X_, y_, groups, classifier=classifier, root_seed=seed)
+        rows = splitter_rows(split, X_, y_, groups, classifier=classifier, root_seed=seed, arg="split")
     elif split is not None:
         a, b = split(data, 1), split(data, 2)
         if _split_signature(a) == _split_signature(b):
