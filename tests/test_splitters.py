@@ -153,6 +153,8 @@ def test_refusals_name_the_argument():
         BanditSearchCV(Recorder(), {"level": [0.0, 1.0]}, cv=GroupKFold(3)).fit(X, y)
     with pytest.raises(ValueError, match="both its train and its test"):
         BanditSearchCV(Recorder(), {"level": [0.0, 1.0]}, cv=[(np.arange(40), np.arange(30, 60))]).fit(X, y)
+    with pytest.raises(ValueError, match=r"test_size=0.3 sizes the fresh random splits.*give one of test_size and cv"):
+        BanditSearchCV(Recorder(), {"level": [0.0, 1.0]}, cv=3, test_size=0.3).fit(X, y)
     # bandit_select calls the same argument split: its errors say split, not cv
     with pytest.raises(TypeError, match=r"^split must be a splitter"):
         bandit_select(lambda m, tr, te, s: 0.5, {"a": 1, "b": 2}, (X, y), split="five")

@@ -225,7 +225,8 @@ or Strategy, default "auto"
         The top-two rule's probability of evaluating the leader (``"top_two"``, ``"batch"``);
         ``"ids"`` is information-directed selection, 0.5 is FIESTA's.
     test_size : float or int, default 0.2
-        Size of each fresh random test split (stratified for classifiers); not used with ``cv``.
+        Size of each fresh random test split (stratified for classifiers); refused with ``cv``
+        (other than the default), whose splits decide the test part.
     cv : splitter, int, iterable of (train, test) or None, default None
         ``None``: every row is a fresh random split (``test_size``). Otherwise row ``r`` of the
         paired run is the r-th split of ``cv.split(X, y, groups)``, shared by every candidate,
@@ -374,6 +375,9 @@ or Strategy, default "auto"
                 (isinstance(self.test_size, float) and 0 < self.test_size < 1)
                 or (isinstance(self.test_size, (int, np.integer)) and self.test_size >= 1)):
             raise ValueError(f"test_size must be a fraction in (0, 1) or a number of samples >= 1, got {self.test_size!r}")
+        if self.cv is not None and self.test_size != 0.2:
+            raise ValueError(f"test_size={self.test_size!r} sizes the fresh random splits; with cv the splitter's "
+                             "splits are the rows and decide the test part: give one of test_size and cv")
         example = self.estimator if self.estimator is not None else cands[0].params["model"]
         stratified = wants_stratified(example, y)
         if self.cv is None:
