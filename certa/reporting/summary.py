@@ -20,7 +20,7 @@ NAME_LIMIT, ERROR_LIMIT = 120, 300
 
 
 def display_text(value: Any, limit: int = NAME_LIMIT) -> str:
-    """``value`` as text safe to print: at most ``limit`` characters, control characters escaped.
+    r"""``value`` as text safe to print: at most ``limit`` characters, control characters escaped.
 
     A store may come from anyone: a candidate name of 10 MB or holding terminal escape
     sequences (``"\\x1b[31m"``) must neither hang an output nor reach the terminal raw.
