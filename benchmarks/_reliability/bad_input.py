@@ -239,6 +239,8 @@ CASES = [
     C("B18", "BanditSearchCV", "every fit fails", "B(est=AlwaysFails()).fit(X, y)", ["always fails"]),
     C("B19", "BanditSearchCV", "3-D X", "B().fit(X.reshape(150, 2, 2), y)", ["X:"]),
     C("B20", "BanditSearchCV", "estimator without param_grid", "BanditSearchCV(LR).fit(X, y)", ["param_grid"]),
+    C("B21", "BanditSearchCV", "budget with the default (fixed-confidence) strategy: was silently ignored", "B(budget=30).fit(X, y)", ["budget"]),
+    C("B22", "BanditSearchCV", "test_size with cv: was silently ignored", "B(cv=3, test_size=0.3).fit(X, y)", ["test_size"]),
     OK("B50", "BanditSearchCV", "named candidates",
        "from sklearn.tree import DecisionTreeClassifier\n"
        "s = BanditSearchCV(candidates={'stump': DecisionTreeClassifier(max_depth=1), 'lr': LR}, confidence=0.9, max_evals=40, random_state=0).fit(X, y)\n"
