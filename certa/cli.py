@@ -279,7 +279,7 @@ def _run_select(args) -> int:
     why_not = why_no_screen(args.strategy, args.paired, args.stopping, args.beta, rows, "--cv")
     if why_not is None and args.n_train is None:
         why_not = "no --n-train (the training size evaluate(params, seed, size) uses at full size)"
-    strategy, decision = screen_or_race(
+    strategy, decision, evaluator = screen_or_race(
         args.screen, args.strategy, candidates, evaluator, args.seed, n_train=args.n_train, why_not=why_not,
         confidence=args.confidence, tolerance=args.tolerance, max_evals=args.max_evals, unit=False, store=args.store,
         race=lambda tol: make_strategy(args.strategy, confidence=args.confidence, budget=args.budget,

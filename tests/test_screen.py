@@ -10,6 +10,7 @@ import math
 import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from certa.engine.runner import RunInterrupted
 from certa.search._screen import MIN_CANDIDATES, cost_exponent, decide_screen
 from certa.strategies import PairedElimination, ScreenThenRace
 from certa.strategies._paired import paired_statistic
-from certa.strategies.screen import screen_sizes
+from certa.strategies.screen import rung_rows, screen_sizes
 
 N_TRAIN = 810
 K = 24
@@ -133,7 +134,9 @@ def test_each_rung_eliminates_by_the_paired_rule_computed_independently():
         part = ev[ev["kind"] == "subset"]
         table = {(int(row.candidate), int(row.key.split("/")[2].split(".")[1])): float(row.score)
                  for row in part.itertuples() if row.key.split("/")[2].split(".")[0] == str(r["rung"])}
-        ruled, keep, used_rows = _reference_rung(table, r["candidates"], 0.05, 10)
+        rows = rung_rows(len(r["candidates"]))      # 4 rows for 24 candidates, 10 for 8
+        assert r["max_rows"] == rows == min(10, max(2, math.ceil(96 / len(r["candidates"]))))
+        ruled, keep, used_rows = _reference_rung(table, r["candidates"], 0.05, rows)
         assert (r["ruled_out"], r["kept"], r["rows"]) == (ruled, keep, used_rows)
     assert sel.result["finalists"] == rungs[-1]["kept"]
     assert sel.best_index in sel.result["finalists"]
@@ -173,7 +176,7 @@ def test_decisions_are_identical_for_1_2_4_workers(seed):
 def test_resume_from_the_store_gives_the_uninterrupted_result(tmp_path):
     clean = run(_screen(), SizeScores(), CANDS, random_state=2, progress=False)
     store = tmp_path / "screen.sqlite"
-    cut = {"n": 0, "at": 200}      # in the race (244 evaluations in all)
+    cut = {"n": 0, "at": 200}      # in the race (243 evaluations in all, 171 of them in the screen)
     with pytest.raises(RunInterrupted):
         run(_screen(), SizeScores(cut=cut), CANDS, random_state=2, store=store, progress=False)
     cut["at"] = None
@@ -224,20 +227,35 @@ def _data(n=300):
 
 
 def test_the_rule_screens_many_candidates_whose_cost_grows_and_skips_the_others():
+    """24 candidates on 240 training examples: the count alone does not decide (the screen's most cost
+    equals the plain race's least at exponent 0.2), so the rule times and compares."""
+    from certa.search._screen import RACE_ROWS, break_even, screen_cost
+
     X, y = _data()
-    cands = [type("C", (), {"params": {"k": k}})() for k in np.linspace(-1, 1, 64)]
+    cands = [type("C", (), {"params": {"k": k}})() for k in np.linspace(-1, 1, 24)]
+    sizes = screen_sizes(24, 240)
+    need = break_even(24, sizes, 240)
+    # the break-even: the screen's most cost (rungs of 4 and 10 rows, 3 finalists' 6 rows) = 6 rows of 24
+    assert sizes == [27, 80] and 0.15 < need < 0.25
+    assert screen_cost(24, sizes, 240, need) == pytest.approx(RACE_ROWS * 24, rel=1e-6)
+    assert screen_cost(24, sizes, 240, 0.0) == 24 * 4 + 8 * 10 + 3 * 6
     grows = EstimatorEvaluator(Busy(power=1.5, base=0.5), X, y, RandomSplitPlan(0.2))
     flat = EstimatorEvaluator(Busy(power=0.0, base=0.03), X, y, RandomSplitPlan(0.2))
     a, times = cost_exponent(grows, cands, 240, seed=0)
     assert len(times) == 6 and a > 1.0
-    assert decide_screen("auto", 64, 240, timer=lambda: (a, times))["screen"] is True
+    yes = decide_screen("auto", 24, 240, timer=lambda: (a, times))
+    assert yes["screen"] is True and yes["break_even"] == need
     a0, times0 = cost_exponent(flat, cands, 240, seed=0)
-    assert a0 < 0.2
-    skip = decide_screen("auto", 64, 240, timer=lambda: (a0, times0))
-    assert skip["screen"] is False and "< size^0.2" in skip["reason"]
+    assert a0 < need
+    skip = decide_screen("auto", 24, 240, timer=lambda: (a0, times0))
+    assert skip["screen"] is False and f"< size^{need:.2f}, where the screen starts to pay" in skip["reason"]
 
     def never():
-        raise AssertionError("few candidates: nothing to time")
+        raise AssertionError("nothing to time")
+    # 64 candidates: the screen costs at most 336 full-size evaluations even with a flat cost, the plain race
+    # at least 384: the count decides, no timing
+    many = decide_screen("auto", 64, 1200, timer=never)
+    assert many["screen"] is True and many["break_even"] == 0.0 and "(384)" in many["reason"]
     few = decide_screen("auto", 4, 240, timer=never)
     assert few["screen"] is False and "too few" in few["reason"]
     assert decide_screen("auto", MIN_CANDIDATES - 1, 240, timer=never)["screen"] is False
@@ -245,15 +263,74 @@ def test_the_rule_screens_many_candidates_whose_cost_grows_and_skips_the_others(
     assert decide_screen(False, 64, 240, timer=never)["screen"] is False     # forbidden
 
 
-def test_banditsearchcv_default_screens_a_64_setting_grid_whose_cost_grows(monkeypatch, tmp_path):
-    """The front's wiring: the rule's timing (measured above) replaced by its result."""
+class Remembers(EstimatorEvaluator):
+    """Counts its evaluations by draw key, and answers a draw it has seen from memory, at no cost (as a
+    pipeline with a cache of fitted steps would)."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.calls: dict[str, int] = {}
+        self.seen: dict[str, Any] = {}
+
+    def evaluate(self, params, draw):
+        key = f"{draw.key}|{sorted(params.items())}"
+        self.calls[draw.key] = self.calls.get(draw.key, 0) + 1
+        if key not in self.seen:
+            self.seen[key] = super().evaluate(params, draw)
+        return self.seen[key]
+
+
+def test_the_rules_timing_uses_distinct_rows_of_the_run_and_the_run_reuses_them():
+    """The timing evaluations are rows 0-2 of the first and last rungs (distinct draws, so a cache of repeated
+    evaluations cannot hide the cost), and a screened run uses their results instead of evaluating again."""
+    from certa.search._screen import ReusingEvaluator, probe_draws, screen_or_race
+
+    X, y = _data()
+    cands = [type("C", (), {"params": {"k": k}})() for k in np.linspace(-1, 1, 24)]
+    ev = Remembers(Busy(power=1.5, base=0.5), X, y, RandomSplitPlan(0.2))
+    sizes = screen_sizes(24, 240)
+    memo: dict = {}
+    a, times = cost_exponent(ev, cands, 240, seed=0, sizes=sizes, memo=memo)
+    assert a > 1.0                                      # the cache did not flatten it: every timed draw is new
+    assert all(v == 1 for v in ev.calls.values()) and len(memo) == len(ev.calls) == 6 * 6
+    first = probe_draws(0, sizes, 24, 240, seed=0)
+    assert [d.key for d in first[0]] == ["subset/c0/0.0/n27", "subset/c0/0.1/n27", "subset/c0/0.2/n27"]
+    assert [d.size for d in first[1]] == [sizes[-1]] * 3 and {d.index[0] for d in first[1]} == {len(sizes) - 1}
+    # the same draws as the screen asks (rows 0-2 of its first rung)
+    strat = ScreenThenRace(0.95, sizes, n_train=240)
+    strat.start(24, 0)
+    asked = list(iter(strat.ask, None))                 # its first row (one worker: then it waits)
+    want = {d.key: d.seed for d in first[0][:1]}
+    assert len(asked) == 24 and {d.key: d.seed for d in asked if d.key in want} == want
+    # a screened run with the rule's timing: the run uses the timing draws and evaluates none of them again
+    from certa.engine.candidates import Candidate
+
+    ev2 = Remembers(Busy(power=1.5, base=0.02), X, y, RandomSplitPlan(0.2))
+    cc = [Candidate(i, f"k={c.params['k']:.3f}", c.params) for i, c in enumerate(cands)]
+    strategy, decision, evaluator = screen_or_race(
+        "auto", "auto", cc, ev2, 0, n_train=240, why_not=None, confidence=0.95, tolerance="auto",
+        max_evals="auto", unit=True, race=lambda tol: None)
+    assert decision["screen"] is True and isinstance(evaluator, ReusingEvaluator)
+    timing = set(ev2.calls)
+    assert evaluator.fingerprint() == ev2.fingerprint()
+    sel = run(strategy, evaluator, cc, random_state=0, progress=False)
+    used = set(sel.evaluations["key"])
+    first_rung = {d.key for i in {int(round(i * 23 / 5)) for i in range(6)} for d in probe_draws(i, sizes, 24, 240, 0)[0]}
+    assert len(first_rung) == 18 and first_rung <= used and first_rung <= timing
+    assert all(n == 1 for n in ev2.calls.values())      # no draw evaluated twice: the timing was reused
+    assert used <= set(ev2.calls)
+
+
+def test_banditsearchcv_default_screens_a_24_setting_grid_whose_cost_grows(monkeypatch, tmp_path):
+    """The front's wiring: the rule's timing (measured above) replaced by its result; 64 settings screen
+    by their count, untimed."""
     import certa.search._screen as screen_mod
 
     X, y = _data()
     timed = []
     monkeypatch.setattr(screen_mod, "cost_exponent", lambda *a, **k: timed.append(a[2]) or (1.5, [[1.0, 5.2]]))
     store = tmp_path / "s.sqlite"
-    s = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 64))}, random_state=0, n_jobs=1,
+    s = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 24))}, random_state=0, n_jobs=1,
                        progress=False, store=store).fit(X, y)
     assert timed == [240]                       # timed once, on the training part of a split (300 * 0.8)
     assert s.screen_["screen"] is True and s.screen_["exponent"] == 1.5
@@ -263,10 +340,13 @@ def test_banditsearchcv_default_screens_a_64_setting_grid_whose_cost_grows(monke
     assert set(s.cv_results_["n_resources"]) <= set(s.screen_["sizes"]) | {240}
     monkeypatch.setattr(screen_mod, "cost_exponent", lambda *a, **k: (0.1, [[1.0, 1.1]]))
     # resumed on its store, the run keeps its decision (no timing, which would now say "flat")
-    again = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 64))}, random_state=0, n_jobs=1,
+    again = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 24))}, random_state=0, n_jobs=1,
                            progress=False, store=store).fit(X, y)
     assert again.screen_["screen"] is True and again.screen_["reason"] == "resumed: the store's run screens"
     assert again.selection_.n_reused == len(s.selection_.evaluations) and again.best_index_ == s.best_index_
+    many = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 64))}, random_state=0, n_jobs=1,
+                          progress=False).fit(X, y)
+    assert timed == [240] and many.screen_["screen"] is True and many.screen_["break_even"] == 0.0
     with pytest.warns(TargetNotReachedWarning):     # (a small cap, to keep the test short)
         flat = BanditSearchCV(Busy(base=0.0), {"k": list(np.linspace(-1, 1, 16))}, random_state=0, n_jobs=1,
                               progress=False, max_evals=64).fit(X, y)
@@ -401,11 +481,18 @@ class FailingSome(SizeScores):
 def test_candidates_that_keep_failing_are_dropped_in_the_screen():
     from certa.engine.runner import DroppedCandidateWarning
 
+    # 10 rows on the first rung: the 5 failures in a row drop them
     with pytest.warns(DroppedCandidateWarning):
-        sel = run(_screen(), FailingSome(), CANDS, random_state=4, progress=False)
+        sel = run(_screen(rung_budget=None), FailingSome(), CANDS, random_state=4, progress=False)
     assert set(sel.dropped) == {"c=3", "c=5"}
     assert not {3, 5} & set(sel.result["finalists"]) and sel.result["stop_reason"] == "confident"
     assert all(not {3, 5} & set(r["kept"]) for r in sel.result["rungs"])
+    # the default's 4 rows: fewer failures than a drop takes; they are recorded, and a candidate with no
+    # score does not move up
+    sel = run(_screen(), FailingSome(), CANDS, random_state=4, progress=False)
+    failed = sel.evaluations[sel.evaluations["candidate"].isin([3, 5])]
+    assert len(failed) == 2 * 4 and failed["score"].isna().all()
+    assert not {3, 5} & set(sel.result["rungs"][0]["kept"]) and sel.result["stop_reason"] == "confident"
 
 
 def test_the_race_among_the_finalists_is_calibrated_on_simulated_rungs():

@@ -12,6 +12,7 @@ sys.path.insert(0, str(BENCH))
 try:
     import _common  # noqa: F401  (puts this checkout's certa first)
     from _screen import methods, report, tasks, timing
+    from _screen import run as run_mod
     from peers import lemma_draw
 finally:
     sys.path.remove(str(BENCH))
@@ -108,3 +109,27 @@ def test_report_ratios_are_totals_over_common_seeds_and_flag_the_targets():
     assert rows["summed fit time <= 0.5x GridSearchCV(cv=5)"] == "met"
     assert rows["summed fit time <= 3x HalvingGridSearchCV(cv=5) (goal 2x)"] == "**not met**"
     assert rows["mean regret <= GridSearchCV(cv=5)'s + 0.002"] == "met"
+
+
+def test_report_merges_the_chunks_of_seed_ranges_run_apart(tmp_path, monkeypatch):
+    """``run --chunk`` writes ``screen_<task>-<chunk>.json``; the report merges every chunk's records into
+    ``screen_<task>.json`` (a chunk's record of a (method, seed) replaces the main file's)."""
+    import json
+
+    monkeypatch.setattr(run_mod, "RESULTS", tmp_path)
+
+    def rec(seed, secs):
+        return {"seed": seed, "fits": 10, "fit_seconds": secs, "regret": 0.0, "right": True, "right_exact": True,
+                "wall_seconds": 1.0, "loadavg_start": [1.0]}
+
+    base = {"task": "svc", "truth": [0.9, 0.8], "settings": ["a", "b"], "true_best": "a"}
+    (tmp_path / "screen_svc.json").write_text(json.dumps({**base, "records": {"grid5": {"0": rec(0, 5.0)}}}))
+    (tmp_path / "screen_svc-s1.json").write_text(json.dumps(
+        {**base, "records": {"grid5": {"1": rec(1, 7.0)}, "halving5": {"1": rec(1, 1.0)}}}))
+    (tmp_path / "screen_svc-s2.json").write_text(json.dumps({**base, "records": {"grid5": {"0": rec(0, 6.0)}}}))
+    assert [p.name for p in run_mod.chunk_paths("svc")] == ["screen_svc-s1.json", "screen_svc-s2.json"]
+    merged = run_mod.merge_chunks("svc")
+    assert {m: sorted(r) for m, r in merged["records"].items()} == {"grid5": ["0", "1"], "halving5": ["1"]}
+    assert merged["records"]["grid5"]["0"]["fit_seconds"] == 6.0
+    assert json.loads((tmp_path / "screen_svc.json").read_text())["records"] == merged["records"]
+    assert run_mod.merge_chunks("lemma") is None

@@ -5,7 +5,8 @@ with a score model per rung). Simulated scores, stated as such: 64 candidates, e
 (``mean(f) = mean(1) - b * (f^-1/2 - 1)`` on a fraction ``f`` of the data, ``b`` uniform in
 ``[0, B]``), so ranks change between rungs. Per setting: the screen's miss rate (the finalists hold
 no candidate within the tolerance of the true best) and the race's wrong-choice rate among the
-finalists (its claim: at most ``1 - confidence``).
+finalists (its claim: at most ``1 - confidence``). Two more rows: 250 candidates on 4,800 training
+examples (the lemma grid's size: four rungs, 1/81 to 1/3, two rows each on the first two).
 
 Run: ``flock /tmp/certa-cpu.lock nice -n 5 python benchmarks/_adaptive/screen_calibration.py [RUNS]``
 (default 400 runs per row; prints a markdown table).
@@ -34,24 +35,25 @@ def main(runs: int = 400) -> None:
     from certa.strategies import ScreenThenRace
     from certa.strategies.screen import screen_sizes
 
-    n_train = 1200
-    sizes = screen_sizes(64, n_train)
-    print(f"rungs: {sizes} of n_train={n_train}; {runs} runs per row; load {os.getloadavg()[0]:.1f}")
-    print("| full-size means | learning-curve spread B | tolerance | finalists (mean) | screen miss rate (SE) | "
-          "wrong among finalists | claimed at most | evaluations (mean) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for kind, tol, spreads in (("flat top", 0.005, (0.0, 0.03, 0.1)), ("steps of 0.01", 0.0, (0.0, 0.1))):
-        for b_max in spreads:
-            full, b = model(kind, b_max)
-            rung_means = [full - b * ((s / n_train) ** -0.5 - 1) for s in sizes]
-            strat = ScreenThenRace(0.95, sizes, n_train=n_train, tolerance=tol, max_evals=1000)
-            t0 = time.perf_counter()
-            rep = simulate(strat, means=full, sds=[0.02], rung_means=rung_means, n_runs=runs, random_state=1)
-            d = rep.to_dict()
-            print(f"| {kind} | {b_max:g} | {tol:g} | {d['finalists_mean']:.1f} | {d['screen_miss_rate']:.1%} "
-                  f"({d['screen_miss_se']:.1%}) | {d['finalist_wrong_rate']:.1%} | 5% | {d['evaluations_mean']:.0f} |",
-                  flush=True)
-            print(f"<!-- {time.perf_counter() - t0:.0f} s -->", file=sys.stderr)
+    print(f"{runs} runs per row; load {os.getloadavg()[0]:.1f}")
+    print("| candidates, n_train (rungs) | full-size means | learning-curve spread B | tolerance | finalists (mean) | "
+          "screen miss rate (SE) | wrong among finalists | claimed at most | evaluations (mean) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    cases = [(64, 1200, kind, tol, b) for kind, tol, spreads in (("flat top", 0.005, (0.0, 0.03, 0.1)),
+                                                                 ("steps of 0.01", 0.0, (0.0, 0.1)))
+             for b in spreads] + [(250, 4800, "flat top", 0.005, b) for b in (0.0, 0.1)]
+    for k, n_train, kind, tol, b_max in cases:
+        sizes = screen_sizes(k, n_train)
+        full, b = model(kind, b_max, k=k)
+        rung_means = [full - b * ((s / n_train) ** -0.5 - 1) for s in sizes]
+        strat = ScreenThenRace(0.95, sizes, n_train=n_train, tolerance=tol, max_evals=1000)
+        t0 = time.perf_counter()
+        rep = simulate(strat, means=full, sds=[0.02], rung_means=rung_means, n_runs=runs, random_state=1)
+        d = rep.to_dict()
+        print(f"| {k}, {n_train} ({', '.join(map(str, sizes))}) | {kind} | {b_max:g} | {tol:g} | "
+              f"{d['finalists_mean']:.1f} | {d['screen_miss_rate']:.1%} ({d['screen_miss_se']:.1%}) | "
+              f"{d['finalist_wrong_rate']:.1%} | 5% | {d['evaluations_mean']:.0f} |", flush=True)
+        print(f"<!-- {time.perf_counter() - t0:.0f} s -->", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-"""Issue 33, the rule that decides whether to screen: the cost exponent it measures
-(:func:`certa.search._screen.cost_exponent`, the shortest of 3 evaluations of 6 settings at 1/27 and
-1/3 of the training part) on the three tasks of ``benchmarks/screen.py`` (their data and grids,
-untimed estimators), 5 seeds each. Run: ``python benchmarks/_adaptive/screen_rule.py`` (prints a
+"""Issue 33, the rule that decides whether to screen: the cost exponent it can measure
+(:func:`certa.search._screen.cost_exponent`, the shortest of up to 3 evaluations of 6 settings on
+the first rows of the first and last rungs) on the three tasks of ``benchmarks/screen.py`` (their
+data and grids, untimed estimators), 5 seeds each, beside the exponent at which the screen starts
+to pay (:func:`certa.search._screen.break_even`; 0: the count decides, and the run times nothing). Run: ``python benchmarks/_adaptive/screen_rule.py`` (prints a
 markdown table; a few seconds per task)."""
 from __future__ import annotations
 
@@ -36,10 +37,12 @@ def main() -> None:
     from certa.engine.candidates import candidates_from_grid
     from certa.engine.evaluators import EstimatorEvaluator
     from certa.engine.plans import RandomSplitPlan
-    from certa.search._screen import MIN_EXPONENT, cost_exponent, n_train_of
+    from certa.search._screen import break_even, cost_exponent, n_train_of
+    from certa.strategies.screen import screen_sizes
 
-    print(f"| task | candidates | exponent a, 5 seeds | CPU s of the 36 timing evaluations (mean) | screens (a >= {MIN_EXPONENT:g}) |")
-    print("|---|---|---|---|---|")
+    print("| task | candidates | exponent a, 5 seeds | CPU s of the timing evaluations (mean) | break-even exponent | "
+          "screens |")
+    print("|---|---|---|---|---|---|")
     for name, est, grid, X, y, strat in tasks():
         cands = candidates_from_grid(grid)
         ev = EstimatorEvaluator(est, X, y, RandomSplitPlan(0.2, strat))
@@ -50,8 +53,9 @@ def main() -> None:
             a, _ = cost_exponent(ev, cands, n_train, seed)
             spent.append(time.process_time() - t0)
             exps.append(a)
-        print(f"| {name} | {len(cands)} | {', '.join(f'{a:.2f}' for a in exps)} | {np.mean(spent):.2f} | "
-              f"{sum(a >= MIN_EXPONENT for a in exps)}/5 |", flush=True)
+        need = break_even(len(cands), screen_sizes(len(cands), n_train), n_train)
+        print(f"| {name} | {len(cands)} | {', '.join(f'{a:.2f}' for a in exps)} | {np.mean(spent):.2f} | {need:.2f} | "
+              f"{sum(a >= need for a in exps)}/5 |", flush=True)
 
 
 if __name__ == "__main__":

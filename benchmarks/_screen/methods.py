@@ -16,7 +16,8 @@
   ``random_state=seed`` and ``refit=False`` (neither changes the choice); ``certa-screen`` and
   ``certa-noscreen`` the same with ``screen=True`` / ``screen=False``. Before the screen landed
   (no ``screen`` argument), ``certa-noscreen`` is the default of the day, the paired race on
-  every setting, which ``screen=False`` keeps.
+  every setting, which ``screen=False`` keeps. ``certa-tol0``: the default with ``tolerance=0`` (the
+  best of the finalists, not the best within 0.005).
 """
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ from certa.engine.draws import derive_seed
 from .tasks import Task, clear_shared, fresh_estimator
 from .timing import one_thread, recording
 
-METHODS = ("grid5", "halving5", "optuna-wilcoxon", "certa-default", "certa-screen", "certa-noscreen")
-CERTA = ("certa-default", "certa-screen", "certa-noscreen")
+METHODS = ("grid5", "halving5", "optuna-wilcoxon", "certa-default", "certa-tol0", "certa-screen", "certa-noscreen")
+CERTA = ("certa-default", "certa-tol0", "certa-screen", "certa-noscreen")
 P_THRESHOLD = 0.1
 NEAR = 0.002   # "right": the chosen setting's true score within this of the best
 
@@ -121,11 +122,14 @@ def _as_indices(task: Task, items: Any) -> list[int] | None:
     return sorted(out)
 
 
-def run_certa(task: Task, seed: int, screen: bool | None) -> dict[str, Any]:
+def run_certa(task: Task, seed: int, screen: bool | None, tolerance: float | None = None) -> dict[str, Any]:
     from certa import BanditSearchCV
 
     kw: dict[str, Any] = {"random_state": seed, "refit": False}
     api = "BanditSearchCV(estimator, grid)"
+    if tolerance is not None:
+        kw["tolerance"] = tolerance
+        api = f"BanditSearchCV(estimator, grid, tolerance={tolerance:g})"
     if screen is not None:
         if has_screen():
             kw["screen"] = screen
@@ -184,8 +188,9 @@ def runner(method: str, optuna_steps: int) -> Callable[[Task, int], dict[str, An
     if method == "optuna-wilcoxon":
         return lambda t, s: run_optuna(t, s, optuna_steps)
     if method in CERTA:
-        screen = {"certa-default": None, "certa-screen": True, "certa-noscreen": False}[method]
-        return lambda t, s: run_certa(t, s, screen)
+        screen = {"certa-default": None, "certa-tol0": None, "certa-screen": True, "certa-noscreen": False}[method]
+        tol = 0.0 if method == "certa-tol0" else None
+        return lambda t, s: run_certa(t, s, screen, tol)
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 

@@ -7,11 +7,11 @@ GridSearchCV(cv=5)'s summed fit time.
 Usage::
 
     python benchmarks/screen.py report      # results/screen.md from every results/screen_<task>.json
+                                            # (chunks screen_<task>-<chunk>.json merged into it first)
 """
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
@@ -23,6 +23,7 @@ TASK_TITLES = {"svc": "RBF-SVC 8 x 8 grid, simulated data (1,500 samples)",
                "text": "Debian short descriptions, TF-IDF + LinearSVC, 64 settings"}
 LABELS = {"grid5": "GridSearchCV(cv=5)", "halving5": "HalvingGridSearchCV(cv=5)",
           "optuna-wilcoxon": "Optuna GridSampler + WilcoxonPruner", "certa-default": "certa default",
+          "certa-tol0": "certa tolerance=0",
           "certa-screen": "certa screen=True", "certa-noscreen": "certa screen=False"}
 ORDER = list(LABELS)
 DELTA = 0.05
@@ -145,7 +146,7 @@ def task_markdown(res: dict[str, Any]) -> str:
             f"({top[0]:.4f}; the next: {', '.join(f'{v:.4f}' for v in top[1:5])}; "
             f"{int(np.sum(truth >= top[0] - 0.002))} settings within 0.002).", "",
             md_table(head, rows, align="lrrrrrrrrlrr"), ""]
-    for m in ("certa-default", "certa-screen"):
+    for m in ("certa-default", "certa-tol0", "certa-screen"):
         acc = acceptance(res, m)
         if acc:
             text += [f"Issue 33's targets, {LABELS[m]}:", "", md_table(["target", "measured", ""], acc, align="lll"), ""]
@@ -185,8 +186,9 @@ def report() -> str:
              "subclass of the estimator, BLAS/OpenMP limited to one thread), so it does not depend on other "
              "jobs on the machine. Right: the chosen setting's true score within 0.002 of the best; exact best: "
              "the true best itself. All searches without refit.", ""]
-    results = {t: json.loads((RESULTS / f"screen_{t}.json").read_text()) for t in TITLES_ORDER
-               if (RESULTS / f"screen_{t}.json").exists()}
+    from .run import merge_chunks
+
+    results = {t: res for t in TITLES_ORDER if (res := merge_chunks(t)) is not None}
     if results:
         parts += ["## Summary", "", summary_table(results), ""]
     for res in results.values():

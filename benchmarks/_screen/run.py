@@ -11,6 +11,13 @@ Usage (under ``flock /tmp/certa-cpu.lock nice -n 5``)::
     python benchmarks/screen.py run svc --seeds 20
     python benchmarks/screen.py run lemma --seeds 20 --methods grid5,halving5
     python benchmarks/screen.py run svc,text,lemma --seeds 20 --until 10:45   # seed by seed, tasks in turn
+
+Seeds in parallel (e.g. on a bigger machine): give each process its own seed range and ``--chunk``;
+each writes ``results/screen_<task>-<chunk>.json`` only, and ``report`` merges the chunks into
+``results/screen_<task>.json``::
+
+    for i in 0 1 2 3; do python benchmarks/screen.py run lemma --first-seed $((5*i)) --seeds 5 --chunk s$i & done; wait
+    python benchmarks/screen.py report
 """
 from __future__ import annotations
 
@@ -28,26 +35,59 @@ from .tasks import TASKS, load_task
 OPTUNA_STEPS = 30
 
 
-def results_path(task: str):
-    return RESULTS / f"screen_{task}.json"
+def results_name(task: str, chunk: str | None = None) -> str:
+    return f"screen_{task}" if chunk is None else f"screen_{task}-{chunk}"
 
 
-def load_results(task: str) -> dict[str, Any] | None:
-    p = results_path(task)
+def results_path(task: str, chunk: str | None = None):
+    return RESULTS / f"{results_name(task, chunk)}.json"
+
+
+def load_results(task: str, chunk: str | None = None) -> dict[str, Any] | None:
+    p = results_path(task, chunk)
     return json.loads(p.read_text()) if p.exists() else None
+
+
+def chunk_paths(task: str) -> list:
+    """The chunk files of a task (``screen_<task>-<chunk>.json``), sorted by name."""
+    return sorted(RESULTS.glob(f"screen_{task}-*.json"))
+
+
+def merge_chunks(task: str) -> dict[str, Any] | None:
+    """``screen_<task>.json`` with every chunk's records added (a chunk's run of a (method, seed) replaces
+    the main file's); written back when a chunk added something. ``None``: no results at all."""
+    res = load_results(task)
+    chunks = [json.loads(p.read_text()) for p in chunk_paths(task)]
+    if res is None and not chunks:
+        return None
+    if res is None:
+        res = {k: v for k, v in chunks[0].items() if k != "records"}
+        res["records"] = {}
+    changed = False
+    for ch in chunks:
+        for m, runs in ch.get("records", {}).items():
+            mine = res["records"].setdefault(m, {})
+            for seed, rec in runs.items():
+                if mine.get(seed) != rec:
+                    mine[seed] = rec
+                    changed = True
+    if changed:
+        write_results(results_name(task), res, task_markdown(res), results_dir=RESULTS)
+    return res
 
 
 def run(task_names: str | list[str], seeds: list[int], methods: list[str], force: bool = False,
         optuna_steps: int = OPTUNA_STEPS, time_limit: float | None = None,
-        deadline: float | None = None) -> dict[str, dict[str, Any]]:
+        deadline: float | None = None, chunk: str | None = None) -> dict[str, dict[str, Any]]:
     """Run ``methods`` x ``seeds`` on the tasks (seed by seed, task by task within a seed), keeping
     earlier runs; no run starts after ``time_limit`` seconds or the ``deadline`` (``time.time()``).
+    ``chunk``: read and write ``screen_<task>-<chunk>.json`` instead (``report`` merges the chunks).
     Returns every task's whole result."""
     names = [task_names] if isinstance(task_names, str) else list(task_names)
     tasks, results = {}, {}
     for name in names:
         task = tasks[name] = load_task(name)
-        res = load_results(name) or {"task": name, "records": {}}
+        res = load_results(name, chunk) or {"task": name, "records": {}}
         res.update({"settings": task.names, "truth": task.truth.tolist(), "true_best": task.names[task.best],
                     "data": task.data, "truth_note": task.truth_note, "optuna_steps": optuna_steps,
                     "machine": machine_info()})
@@ -58,7 +98,7 @@ def run(task_names: str | list[str], seeds: list[int], methods: list[str], force
         for name in names:
             task, res = tasks[name], results[name]
             for m in methods:
-                if m in ("certa-default", "certa-screen") and not has_screen():
+                if m in ("certa-default", "certa-tol0", "certa-screen") and not has_screen():
                     continue
                 runs = res["records"].setdefault(m, {})
                 if str(seed) in runs and not force:
@@ -72,7 +112,7 @@ def run(task_names: str | list[str], seeds: list[int], methods: list[str], force
                 print(f"[{name}] {m} seed {seed}: fits {rec['fits']}, fit s {rec['fit_seconds']:.1f}, "
                       f"regret {rec['regret']:.4f}, wall {rec['wall_seconds']:.0f} s (load {fmt_load(loadavg())})",
                       flush=True)
-                write_results(f"screen_{name}", res, task_markdown(res))
+                write_results(results_name(name, chunk), res, task_markdown(res))
     return results
 
 
@@ -100,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--force", action="store_true", help="rerun (method, seed) pairs already recorded")
     ap.add_argument("--time-limit", type=float, default=None, help="stop starting new runs after this many seconds")
     ap.add_argument("--until", default=None, help="stop starting new runs after this time, HH:MM UTC")
+    ap.add_argument("--chunk", default=None, help="write results/screen_<task>-CHUNK.json only (for seed ranges run in "
+                                                  "parallel; report merges the chunks)")
     args = ap.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
     bad = [m for m in methods if m not in METHODS]
@@ -109,6 +151,9 @@ def main(argv: list[str] | None = None) -> None:
     if not tasks or any(t not in TASKS for t in tasks):
         ap.error(f"task must be one of {TASKS} (or several, comma-separated), got {args.task!r}")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    results = run(tasks, seeds, methods, args.force, args.optuna_steps, args.time_limit, _deadline(args.until))
+    if args.chunk is not None and (not args.chunk.replace("-", "").replace("_", "").isalnum()):
+        ap.error(f"--chunk must be letters, digits, '-' or '_', got {args.chunk!r}")
+    results = run(tasks, seeds, methods, args.force, args.optuna_steps, args.time_limit, _deadline(args.until),
+                  args.chunk)
     for res in results.values():
         print(task_markdown(res))

@@ -1,10 +1,12 @@
 """Whether a run screens (issue 33): the fronts' ``screen`` argument, the rule that decides it
 when not given, and the :class:`certa.strategies.ScreenThenRace` it builds.
 
-The rule (``docs/adaptive.md``, "Screen, then race"): screen when there are at least
-:data:`MIN_CANDIDATES` candidates and an evaluation's time grows with the training size at least
-like ``size^MIN_EXPONENT``, measured before the run by timing a few candidates at ``1/27`` and
-``1/3`` of the training part (:func:`cost_exponent`). Fits whose cost does not shrink with the
+The rule (``docs/screen.md``, "The default decides"): screen when there are at least
+:data:`MIN_CANDIDATES` candidates and the screen's most cost is below the plain race's least
+(:func:`break_even`): by the count alone on a large grid, else when an evaluation's time grows with
+the training size at least like ``size^break_even``, measured before the run by timing a few
+candidates on the first rows of the screen's first and last rungs (:func:`cost_exponent`; the run
+reuses those evaluations). Fits whose cost does not shrink with the
 training size (k-NN, where prediction dominates) and small grids race every candidate at full size.
 """
 from __future__ import annotations
@@ -15,24 +17,23 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.draws import Draw, derive_seed
+from ..engine.draws import Draw
 from ..engine.evaluators import Evaluator
-from ..strategies.screen import FACTOR, MIN_FINALISTS, ScreenThenRace, screen_sizes
+from ..strategies.screen import FACTOR, MIN_FINALISTS, RUNG_BUDGET, ScreenThenRace, rung_counts, rung_rows, screen_sizes
 from ._budget import default_max_evals
 
-__all__ = ["MIN_CANDIDATES", "MIN_EXPONENT", "ScreenDecision", "check_screen", "cost_exponent", "decide_screen",
-           "screen_strategy"]
+__all__ = ["MIN_CANDIDATES", "RACE_ROWS", "ReusingEvaluator", "ScreenDecision", "break_even", "check_screen",
+           "cost_exponent", "decide_screen", "probe_draws", "screen_cost", "screen_strategy"]
 
 #: The rule screens a grid of at least this many candidates (fewer: at most one rung, little to save).
 MIN_CANDIDATES = 16
-#: ... whose evaluation time grows at least like ``size^MIN_EXPONENT`` with the training size.
-MIN_EXPONENT = 0.2
+#: The plain paired race rules nothing out before its 6th row (its first row ranks each candidate's
+#: rivals, the e-processes need 5 more): it evaluates every candidate at least this often at full size.
+RACE_ROWS = 6
 #: Candidates timed by the rule (spread over the grid), each at two sizes.
 PROBES = 6
 #: Each timed this many times; the shortest counts (other jobs on the machine only add time).
 REPEATS = 3
-#: Seed path of the timing draws (not part of the run).
-_PROBE_KEY = 2**31 - 7
 #: The default tolerance of a screened race on a score in [0, 1] (accuracy and the like): the best
 #: of the finalists within half a point (docs/adaptive.md, "What a large grid asks").
 SCREEN_TOLERANCE = 0.005
@@ -56,27 +57,60 @@ def check_screen(screen: Any) -> bool | str:
     raise ValueError(f"screen must be True, False or 'auto', got {screen!r}")
 
 
-def cost_exponent(evaluator: Evaluator, candidates: list, n_train: int, seed: int,
-                  probes: int = PROBES) -> tuple[float, list[list[float]]]:
-    """``a`` in ``time ~ size^a``: a few candidates (spread over the list) timed at ``n_train / 27`` and
-    ``n_train / 3`` (the shortest of :data:`REPEATS` evaluations each, in this process, not part of the run). The time is the whole
-    evaluation's (fit and score: what the run spends) in CPU time of this process, all its threads.
+def probe_draws(candidate: int, sizes: list[int], n_candidates: int, n_train: int, seed: int,
+                repeats: int = REPEATS) -> list[list[Draw]]:
+    """The timing draws of one probe candidate, exactly the draws the screen asks for it (same key, seed
+    and size), so their outcomes can serve the run: rows ``0 .. repeats-1`` of the first rung (at
+    ``sizes[0]``) and of the last rung (at ``sizes[-1]``; with one rung, of the race at ``n_train``),
+    at most as many rows as the rung has."""
+    from ..engine.draws import row_seed
+    from ..strategies.screen import rung_rows, rung_seed
 
-    Returns ``(a, [[t_small, t_large], ...])``; ``a`` is ``log9`` of the ratio of the summed times.
+    counts = rung_counts(n_candidates, len(sizes))
+    rows0 = max(1, min(repeats, rung_rows(counts[0])))
+    out = [[Draw(candidate, "subset", (0, r), seed=row_seed(rung_seed(seed, 0), r), size=sizes[0])
+            for r in range(rows0)]]
+    last = len(sizes) - 1
+    if last > 0:
+        rows = max(1, min(repeats, rung_rows(counts[last])))
+        out.append([Draw(candidate, "subset", (last, r), seed=row_seed(rung_seed(seed, last), r), size=sizes[last])
+                    for r in range(rows)])
+    else:
+        out.append([Draw(candidate, "split", (r,), seed=row_seed(seed, r)) for r in range(repeats)])
+    return out
+
+
+def cost_exponent(evaluator: Evaluator, candidates: list, n_train: int, seed: int,
+                  probes: int = PROBES, *, sizes: list[int] | None = None,
+                  memo: dict | None = None) -> tuple[float, list[list[float]]]:
+    """``a`` in ``time ~ size^a``: a few candidates (spread over the list) timed at the screen's first
+    and last rung sizes (``sizes``; default :func:`screen_sizes`, e.g. ``n_train / 27`` and ``n_train / 3``
+    for 64 candidates), the shortest of up to :data:`REPEATS` evaluations each, in this process. The
+    evaluations are the run's own draws (:func:`probe_draws`: different rows of the rung, so no cache
+    of a repeated evaluation can hide the cost); their results go to ``memo`` (draw key -> result),
+    which the run then uses instead of evaluating them again. The time is the whole evaluation's
+    (fit and score: what the run spends) in CPU time of this process, all its threads.
+
+    Returns ``(a, [[t_small, t_large], ...])``; ``a`` is the log of the ratio of the summed times over
+    the log of the ratio of the sizes.
     """
-    small, large = max(2, n_train // 27), max(3, n_train // 3)
     k = len(candidates)
+    if sizes is None:
+        sizes = screen_sizes(k, n_train)
+    if not sizes:
+        raise ValueError(f"{k} candidates on {n_train} training examples leave no rung to time")
+    large = sizes[-1] if len(sizes) > 1 else n_train
     picks = sorted({int(round(i * (k - 1) / max(probes - 1, 1))) for i in range(min(probes, k))})
     times = []
-    for i, c in enumerate(picks):
+    found: dict[str, Any] = {}
+    for c in picks:
         row = []
-        for size in (small, large):
-            draw = Draw(c, "subset", (0, i), seed=derive_seed(seed, _PROBE_KEY, i), size=size)
+        for draws in probe_draws(c, sizes, k, n_train, seed):
             best = math.inf
-            for _ in range(REPEATS):
+            for draw in draws:
                 t0 = time.process_time()
                 try:
-                    evaluator.evaluate(candidates[c].params, draw)
+                    found[draw.key] = evaluator.evaluate(candidates[c].params, draw)
                 except Exception:  # noqa: BLE001 - a failing candidate says nothing of cost; the run records failures
                     best = math.nan
                     break
@@ -87,11 +121,43 @@ def cost_exponent(evaluator: Evaluator, candidates: list, n_train: int, seed: in
             row.append(best)
         if row:
             times.append(row)
+    if memo is not None:
+        memo.update(found)
     if not times:
         return float("nan"), times
     ts, tl = sum(t[0] for t in times), sum(t[1] for t in times)
-    a = math.log(max(tl, 1e-9) / max(ts, 1e-9)) / math.log(large / small)
+    a = math.log(max(tl, 1e-9) / max(ts, 1e-9)) / math.log(large / sizes[0])
     return a, times
+
+
+class ReusingEvaluator(Evaluator):
+    """``evaluator`` with the results of the rule's timing evaluations (``memo``: draw key -> result) handed
+    back when the run asks for the same draw of the same candidate (each once), so the timing is not paid
+    twice. Everything else, the fingerprint included, is ``evaluator``'s."""
+
+    def __init__(self, evaluator: Evaluator, memo: dict, candidates: list) -> None:
+        self.evaluator = evaluator
+        self.memo = {k: (candidates[int(k.split("/")[1][1:])].params, v) for k, v in memo.items()}
+
+    def evaluate(self, params: dict[str, Any], draw: Draw) -> Any:
+        hit = self.memo.pop(draw.key, None)
+        if hit is not None and hit[0] == params:
+            return hit[1]
+        return self.evaluator.evaluate(params, draw)
+
+    def fingerprint(self) -> str:
+        return self.evaluator.fingerprint()
+
+    def fingerprint_parts(self) -> dict[str, str]:
+        return self.evaluator.fingerprint_parts()
+
+    def check_candidates(self, candidates: list) -> None:
+        self.evaluator.check_candidates(candidates)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("evaluator", "memo") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.evaluator, name)
 
 
 def resolve_tolerance(tolerance: Any, screening: bool, unit: bool) -> float:
@@ -113,10 +179,52 @@ def n_train_of(n_samples: int, test_size: Any) -> int | None:
         return None
 
 
+def screen_cost(n_candidates: int, sizes: list[int], n_train: int, exponent: float,
+                budget: int | None = RUNG_BUDGET) -> float:
+    """The most the screen costs, in full-size evaluations, if an evaluation's time grows like
+    ``size^exponent``: every rung's rows (:func:`~certa.strategies.screen.rung_rows`) for the most
+    candidates it can hold, each at ``(size / n_train)^exponent``, and the finalists' first
+    :data:`RACE_ROWS` rows at full size.
+
+    Examples
+    --------
+    >>> screen_cost(64, [44, 133, 400], 1200, 0.0)     # 64 x 2 + 22 x 5 + 8 x 10 + 3 x 6
+    336.0
+    """
+    counts = rung_counts(n_candidates, len(sizes))
+    cost = sum(c * rung_rows(c, budget=budget) * (s / n_train) ** exponent for c, s in zip(counts, sizes))
+    return float(cost + RACE_ROWS * counts[-1])
+
+
+def break_even(n_candidates: int, sizes: list[int], n_train: int) -> float:
+    """The smallest exponent at which the screen's most (:func:`screen_cost`) is at most what the plain
+    race surely spends, :data:`RACE_ROWS` full-size rows of every candidate: ``0.0`` when the screen pays
+    even if a fit's time did not shrink with the data, ``inf`` when it never pays (below exponent 3).
+
+    Examples
+    --------
+    >>> break_even(64, [44, 133, 400], 1200), break_even(250, [59, 178, 533, 1600], 4800)
+    (0.0, 0.0)
+    >>> round(break_even(16, [80], 240), 2), round(break_even(24, [27, 80], 240), 2)
+    (0.43, 0.2)
+    """
+    plain = RACE_ROWS * n_candidates
+    if screen_cost(n_candidates, sizes, n_train, 0.0) <= plain:
+        return 0.0
+    lo, hi = 0.0, 3.0
+    if screen_cost(n_candidates, sizes, n_train, hi) > plain:
+        return math.inf
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if screen_cost(n_candidates, sizes, n_train, mid) > plain else (lo, mid)
+    return hi
+
+
 def decide_screen(screen: bool | str, n_candidates: int, n_train: int | None, *, timer: Any = None,
                   why_not: str | None = None) -> ScreenDecision:
-    """Apply the rule. ``timer()`` -> :func:`cost_exponent`'s result, called only when the count passes;
-    ``why_not``: a reason the run cannot screen (e.g. a ``cv`` splitter), refused if ``screen=True``."""
+    """Apply the rule. ``timer()`` -> :func:`cost_exponent`'s result, called only when the count does not
+    decide (:func:`break_even` above 0); ``why_not``: a reason the run cannot screen (e.g. a ``cv``
+    splitter), refused if ``screen=True``."""
     if why_not is not None:
         if screen is True:
             raise ValueError(f"screen=True cannot be used here: {why_not}")
@@ -134,11 +242,19 @@ def decide_screen(screen: bool | str, n_candidates: int, n_train: int | None, *,
         return ScreenDecision(screen=True, reason="screen=True", sizes=sizes)
     if n_candidates < MIN_CANDIDATES:
         return ScreenDecision(screen=False, reason=f"{n_candidates} candidates < {MIN_CANDIDATES}", sizes=sizes)
+    need = break_even(n_candidates, sizes, int(n_train))
+    if need == 0.0:
+        return ScreenDecision(screen=True, sizes=sizes, break_even=0.0,
+                              reason=f"{n_candidates} candidates: the screen's rungs and the finalists' first "
+                                     f"{RACE_ROWS} rows cost at most {screen_cost(n_candidates, sizes, int(n_train), 0.0):.0f}"
+                                     f" full-size evaluations, fewer than the plain race's first {RACE_ROWS} rows "
+                                     f"({RACE_ROWS * n_candidates}), even if a fit's time did not shrink with the data")
     a, times = timer()
-    ok = bool(np.isfinite(a) and a >= MIN_EXPONENT)
+    ok = bool(np.isfinite(a) and a >= need)
     verdict = (f"{n_candidates} candidates >= {MIN_CANDIDATES} and time ~ size^{a:.2f}"
-               f" {'>=' if ok else '<'} size^{MIN_EXPONENT}") if np.isfinite(a) else "the timing evaluations failed"
-    return ScreenDecision(screen=ok, reason=verdict, exponent=a, times=times, sizes=sizes)
+               f" {'>=' if ok else '<'} size^{need:.2f}, where the screen starts to pay") if np.isfinite(a) else \
+        "the timing evaluations failed"
+    return ScreenDecision(screen=ok, reason=verdict, exponent=a, times=times, sizes=sizes, break_even=need)
 
 
 def unit_scale(estimator: Any, scoring: Any) -> bool:
@@ -159,10 +275,7 @@ def screen_strategy(decision: ScreenDecision, n_candidates: int, confidence: flo
     if isinstance(max_evals, str):
         if max_evals != "auto":
             raise ValueError(f"max_evals must be a positive int, 'auto' or None, got {max_evals!r}")
-        finalists = n_candidates
-        for _ in sizes:
-            finalists = max(MIN_FINALISTS, math.ceil(finalists / FACTOR))
-        max_evals = default_max_evals(max(finalists, MIN_FINALISTS))
+        max_evals = default_max_evals(max(rung_counts(n_candidates, len(sizes))[-1], MIN_FINALISTS))
     return ScreenThenRace(confidence, sizes, n_train=n_train, tolerance=tolerance, max_evals=max_evals)
 
 
@@ -182,20 +295,27 @@ def why_no_screen(strategy: Any, paired: Any, stopping: Any, beta: Any, rows: An
 
 def screen_or_race(screen: Any, strategy: Any, candidates: list, evaluator: Evaluator, seed: int, *,
                    n_train: int | None, why_not: str | None, confidence: float, tolerance: Any, max_evals: Any,
-                   unit: bool, race: Any, store: Any = None) -> tuple[Any, ScreenDecision]:
-    """The run's strategy and the decision: a :class:`ScreenThenRace` when the rule (or ``screen=True``)
-    says so, else ``race(tolerance)`` (the fronts' usual strategy, with ``tolerance="auto"`` resolved).
-    With ``screen="auto"`` and a ``store`` that holds a run, its decision is kept (a resumed run does
-    not time again)."""
+                   unit: bool, race: Any, store: Any = None) -> tuple[Any, ScreenDecision, Evaluator]:
+    """The run's strategy, the decision and the evaluator to run with: a :class:`ScreenThenRace` when the
+    rule (or ``screen=True``) says so, else ``race(tolerance)`` (the fronts' usual strategy, with
+    ``tolerance="auto"`` resolved). With ``screen="auto"`` and a ``store`` that holds a run, its decision
+    is kept (a resumed run does not time again). When the rule timed evaluations and the run screens,
+    the evaluator hands their results back to the run (:class:`ReusingEvaluator`): the timing
+    evaluations are rows of the screen's first and last rungs."""
     mode = check_screen(screen)
     decision = stored_decision(store) if mode == "auto" and why_not is None else None
+    memo: dict[str, Any] = {}
     if decision is None:
+        sizes = screen_sizes(len(candidates), n_train) if n_train else []
         decision = decide_screen(mode, len(candidates), n_train, why_not=why_not,
-                                 timer=lambda: cost_exponent(evaluator, candidates, int(n_train), seed))
+                                 timer=lambda: cost_exponent(evaluator, candidates, int(n_train), seed, sizes=sizes,
+                                                             memo=memo))
     if decision["screen"]:
+        if memo:
+            evaluator = ReusingEvaluator(evaluator, memo, candidates)
         return screen_strategy(decision, len(candidates), confidence, int(n_train), tolerance=tolerance,
-                               max_evals=max_evals, unit=unit), decision
-    return race(resolve_tolerance(tolerance, False, unit)), decision
+                               max_evals=max_evals, unit=unit), decision, evaluator
+    return race(resolve_tolerance(tolerance, False, unit)), decision, evaluator
 
 
 def stored_decision(store: Any) -> ScreenDecision | None:

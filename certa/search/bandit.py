@@ -397,7 +397,7 @@ or Strategy, default "auto"
             plan = splitter_rows(self.cv, X, y, groups, classifier=is_classifier(example),
                                  root_seed=self.random_state_)
         evaluator = EstimatorEvaluator(self.estimator, X, y, plan, self.scoring, fit_params=fit_params)
-        strategy, self.screen_ = screen_or_race(
+        strategy, self.screen_, evaluator = screen_or_race(
             self.screen, self.strategy, cands, evaluator, self.random_state_,
             n_train=n_train_of(check_n_samples(X, y), self.test_size) if self.cv is None else None,
             why_not=why_no_screen(self.strategy, self.paired, self.stopping, self.beta, self.cv, "cv"),
@@ -605,7 +605,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     why_not = why_no_screen(strategy, paired, stopping, beta, split, "split")
     if why_not is None and data is None:
         why_not = "no data: the screen trains on subsets of data"
-    strat, decision = screen_or_race(
+    strat, decision, evaluator = screen_or_race(
         screen, strategy, cands, evaluator, seed, why_not=why_not, confidence=confidence, tolerance=tolerance,
         max_evals=max_evals, unit=False, store=store,
         n_train=None if why_not else n_train_of(len(data[0]) if isinstance(data, tuple) else len(data), test_size),

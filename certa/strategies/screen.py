@@ -21,7 +21,7 @@ from ._guarantee import _fmt_conf, guarantee_text
 from ._validation import check_confidence, check_int
 from .paired import AHEAD, PENDING, PairedElimination
 
-__all__ = ["ScreenThenRace", "rung_seed", "screen_caption", "screen_sizes"]
+__all__ = ["ScreenThenRace", "rung_counts", "rung_rows", "rung_seed", "screen_caption", "screen_sizes"]
 
 #: First spawn-key element of a rung's seed (the race's rows use :data:`certa.engine.draws.ROW_SEED_KEY`).
 SCREEN_KEY = 2**31 - 5
@@ -30,6 +30,11 @@ SCREEN_KEY = 2**31 - 5
 #: rows: the paired rule rules nothing out before its 6th row (the first ranks the rivals).
 FACTOR = 3
 ROWS = 10
+#: A rung of ``n`` candidates has ``ceil(RUNG_BUDGET / n)`` rows (at least ``MIN_ROWS``, at most
+#: ``ROWS``): with many candidates the first rung's rows shrink, so a rung costs about ``RUNG_BUDGET``
+#: evaluations at its size however many candidates it starts with (docs/screen.md).
+RUNG_BUDGET = 96
+MIN_ROWS = 2
 #: At least this many candidates leave each rung (and reach the race).
 MIN_FINALISTS = 2
 #: No rung trains on fewer examples than this.
@@ -74,6 +79,36 @@ def screen_sizes(n_candidates: int, n_train: int, *, factor: int = FACTOR, min_f
     return [s for s in sizes if min_size <= s < n]
 
 
+def rung_rows(n_candidates: int, *, budget: int | None = RUNG_BUDGET, rows: int = ROWS,
+              min_rows: int = MIN_ROWS) -> int:
+    """The rows of a rung of ``n_candidates``: ``ceil(budget / n_candidates)``, at least ``min_rows``
+    and at most ``rows`` (``budget=None``: always ``rows``).
+
+    Examples
+    --------
+    >>> [rung_rows(n) for n in (250, 84, 64, 28, 22, 8)]
+    [2, 2, 2, 4, 5, 10]
+    """
+    if budget is None:
+        return rows
+    return int(min(rows, max(min_rows, math.ceil(budget / max(n_candidates, 1)))))
+
+
+def rung_counts(n_candidates: int, n_rungs: int, *, factor: int = FACTOR, min_finalists: int = MIN_FINALISTS) -> list[int]:
+    """The most candidates each rung can hold, and then the most finalists (``n_rungs + 1`` numbers):
+    each rung passes on at most ``ceil(n / factor)``, at least ``min_finalists``.
+
+    Examples
+    --------
+    >>> rung_counts(250, 4)
+    [250, 84, 28, 10, 4]
+    """
+    out = [int(n_candidates)]
+    for _ in range(n_rungs):
+        out.append(max(min_finalists, math.ceil(out[-1] / factor)))
+    return out
+
+
 def _fraction(size: int, n_train: int | None) -> str:
     """``size`` as a fraction of ``n_train`` in words ("1/9"), or as a count without ``n_train``."""
     if not n_train:
@@ -98,10 +133,12 @@ class ScreenThenRace(Strategy):
     random split and model seed shared by the rung's candidates (draw ``"subset"``, index ``(k, r)``,
     seed ``row_seed(rung_seed(root, k), r)``: fresh rows at every rung, none shared with the race).
     Within the rung the paired delta-correct rule (:class:`PairedElimination` at ``screen_confidence``)
-    eliminates the candidates its paired differences rule out, row by row, for at most ``rows`` rows
-    (it stops sooner when one candidate is left). The rung then passes on the candidates not ruled
+    eliminates the candidates its paired differences rule out, row by row, for at most
+    :func:`rung_rows` rows: ``ceil(rung_budget / n)`` for a rung of ``n`` candidates, between 2 and
+    ``rows`` (it stops sooner when one candidate is left). The rung then passes on the candidates not ruled
     out, **at most** ``ceil(n / factor)`` of them (``n`` the rung's candidates; the cost bound: a rung
-    costs at most ``n * rows`` evaluations at its size, however close the candidates are), those with
+    costs at most ``max(rung_budget + n, 2 n)`` evaluations at its size, however close the
+    candidates are), those with
     the highest mean on the rung's rows, and **at least** ``min_finalists`` (the highest means,
     eliminated or not). A rung reached with ``min_finalists`` candidates or fewer is skipped. The
     candidates left after the last rung are the *finalists*: :class:`PairedElimination` at
@@ -126,6 +163,9 @@ class ScreenThenRace(Strategy):
     factor : int >= 2, default 3
     rows : int >= 2, default 10
         Rows per rung at most.
+    rung_budget : int >= 1 or None, default 96
+        A rung of ``n`` candidates has ``ceil(rung_budget / n)`` rows (at least 2, at most ``rows``);
+        ``None``: every rung has ``rows`` rows.
     screen_confidence : float or None
         The rungs' elimination confidence (default: ``confidence``).
     min_finalists : int >= 2, default 2
@@ -151,7 +191,7 @@ class ScreenThenRace(Strategy):
 
     def __init__(self, confidence: float, sizes: list[int], *, n_train: int | None = None, factor: int = FACTOR,
                  rows: int = ROWS, screen_confidence: float | None = None, min_finalists: int = MIN_FINALISTS,
-                 tolerance: float = 0.0, max_evals: int | None = None) -> None:
+                 tolerance: float = 0.0, max_evals: int | None = None, rung_budget: int | None = RUNG_BUDGET) -> None:
         self.confidence = check_confidence(confidence)
         if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
             raise TypeError(f"sizes must be a list of training sizes (ints), got {type(sizes).__name__}")
@@ -163,6 +203,7 @@ class ScreenThenRace(Strategy):
             raise ValueError(f"every rung must train on fewer than n_train={self.n_train} examples, got sizes {self.sizes}")
         self.factor = check_int("factor", factor, 2)
         self.rows = check_int("rows", rows, 2)
+        self.rung_budget = None if rung_budget is None else check_int("rung_budget", rung_budget, 1)
         self.screen_confidence = self.confidence if screen_confidence is None else check_confidence(screen_confidence)
         self.min_finalists = check_int("min_finalists", min_finalists, 2)
         self.tolerance = check_tolerance(tolerance)
@@ -210,7 +251,8 @@ class ScreenThenRace(Strategy):
             self._inner = PairedElimination(self.confidence, tolerance=self.tolerance, max_evals=self.max_evals)
             seed = self.seed
         else:
-            self._inner = PairedElimination(self.screen_confidence, max_rows=self.rows)
+            self._rows = rung_rows(len(members), budget=self.rung_budget, rows=self.rows)
+            self._inner = PairedElimination(self.screen_confidence, max_rows=self._rows)
             seed = rung_seed(self.seed, self._stage)
         self._inner.set_workers(self.n_workers)
         self._inner.start(len(members), seed)
@@ -263,7 +305,8 @@ class ScreenThenRace(Strategy):
             kept = self._kept(final=True)
             ruled_out = sorted(members[f] for f in res["eliminated"])
             self._rungs.append({"rung": self._stage, "size": self.sizes[self._stage], "candidates": list(members),
-                                "rows": int(res["rows"]), "ruled_out": ruled_out, "kept": kept})
+                                "rows": int(res["rows"]), "max_rows": int(self._rows), "ruled_out": ruled_out,
+                                "kept": kept})
             self._stage += 1
             self._open(kept)
             self._release_told()
@@ -304,7 +347,7 @@ class ScreenThenRace(Strategy):
         w = self.n_workers
         if w <= 1 or self._stage >= len(self.sizes) or self._pending >= PENDING * w:
             return None
-        if (self.rows - 1) not in self._inner._asked_rows:
+        if (self._rows - 1) not in self._inner._asked_rows:
             return None
         guess = [c for c in self._kept(final=False) if c not in self._dropped]
         stage = self._next_stage(len(guess), self._stage + 1)
