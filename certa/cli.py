@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="screen, then race: every candidate on small training sizes, the survivors on larger ones, "
                      "the finalists raced at full size (the claim is among the finalists). Needs --n-train and "
                      "evaluate(params, seed, size) training on `size` examples. Default: screen when the rule says it "
-                     "pays (many candidates, cost growing with the size: docs/adaptive.md); --no-screen: never")
+                     "pays (many candidates, or cost growing with the size: docs/screen.md); --no-screen: never")
     sel.add_argument("--n-train", type=_positive_int(2), default=None,
                      help="the training examples evaluate uses at full size; with it, evaluate is called as "
                      "evaluate(params, seed, size=N) (N = --n-train at full size, fewer on the screen's rungs)")

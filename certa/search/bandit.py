@@ -260,8 +260,10 @@ or Strategy, default "auto"
         training subsets (1/27, 1/9, 1/3 of the training part for 64 candidates), the paired rule
         eliminating on each rung, the finalists raced at full size; the stated confidence is the
         race's, among the finalists. ``"auto"``: screen when there are at least 16 candidates and
-        an evaluation's time, measured before the run, grows at least like ``size^0.2``; ``True``
-        forces it, ``False`` forbids it. Not with ``cv`` or an unpaired strategy. After ``fit``:
+        the screen's most cost is below the plain race's least (from about 48 candidates by their
+        count; with fewer, when an evaluation's time, measured on the screen's first rows, grows
+        fast enough with the training size: ``docs/screen.md``); ``True`` forces it, ``False``
+        forbids it. Not with ``cv`` or an unpaired strategy. After ``fit``:
         ``finalists_``, ``rungs_``, ``screen_`` (the decision and its evidence).
     scoring, n_jobs, random_state, refit, store, executor, retries, timeout, progress
         As for :class:`certa.JKFoldSearchCV`; ``scoring`` is one metric.
