@@ -1,7 +1,9 @@
 """Plans: how a draw maps to training and test indices."""
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -11,6 +13,10 @@ from .draws import Draw
 # Per-process cache of computed partitions: a plan is pickled with every task,
 # but its J*K index arrays are computed once per worker process.
 _PARTITION_CACHE: dict[tuple, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+
+#: Splits a :class:`RandomSplitPlan` keeps per process (the rows being evaluated, and those ahead).
+SPLIT_CACHE = 64
 
 
 class Plan(ABC):
@@ -156,11 +162,19 @@ class RowSplitsPlan(Plan):
 
 
 class RandomSplitPlan(Plan):
-    """A fresh random train/test split per draw, seeded by ``draw.seed``."""
+    """A fresh random train/test split per draw, seeded by ``draw.seed``.
+
+    A paired row's split is the same for every candidate on it, so each process keeps the last
+    :data:`SPLIT_CACHE` splits it made (read-only arrays; not pickled): a stratified split of a few
+    thousand samples costs milliseconds, as much as a small model's fit.
+    """
 
     def __init__(self, test_size: float = 0.2, stratified: bool = True) -> None:
         self.test_size = test_size
         self.stratified = stratified
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_splits", "_lock")}
 
     def check(self, y: np.ndarray | None, n_samples: int) -> None:
         from sklearn.model_selection._split import _validate_shuffle_split
@@ -188,6 +202,24 @@ class RandomSplitPlan(Plan):
         on the whole test part."""
         if draw.kind not in ("split", "subset"):
             raise ValueError(f"RandomSplitPlan evaluates 'split' and 'subset' draws, got {draw.kind!r}")
+        key = (draw.kind, draw.seed, draw.size, n_samples, id(y))
+        if "_lock" not in self.__dict__:
+            self.__dict__.setdefault("_lock", threading.Lock())
+        with self._lock:
+            cache = self.__dict__.setdefault("_splits", OrderedDict())
+            hit = cache.get(key)
+            if hit is not None and hit[0] is y:   # the same y object (an id is reused only once y is gone)
+                cache.move_to_end(key)
+                return hit[1], hit[2]
+        train, test = self._split(draw, y, n_samples)
+        train.flags.writeable = test.flags.writeable = False
+        with self._lock:
+            cache[key] = (y, train, test)
+            while len(cache) > SPLIT_CACHE:
+                cache.popitem(last=False)
+        return train, test
+
+    def _split(self, draw: Draw, y: np.ndarray | None, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
         idx = np.arange(n_samples)
         strat = y if (self.stratified and y is not None) else None
         from sklearn.model_selection import train_test_split
