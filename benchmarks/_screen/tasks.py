@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 import warnings
 from collections import OrderedDict
@@ -41,7 +42,7 @@ from certa.engine.candidates import candidates_from_grid
 from .timing import TimedMixin, TimedPipeline, TimedSVC, one_thread
 
 TASKS = ("svc", "lemma", "text")
-DEBIAN = "/work/shared/data/debian-descriptions.tsv.gz"
+DEBIAN = os.environ.get("CERTA_DEBIAN_PATH") or "/work/shared/data/debian-descriptions.tsv.gz"
 SVC_N, SVC_FRESH = 1500, 40000
 TEXT_N, TEXT_HELD_OUT, TEXT_SECTIONS = 1500, 20000, 12
 LEMMA_N = 6000
