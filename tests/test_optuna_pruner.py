@@ -13,7 +13,7 @@ import pytest
 optuna = pytest.importorskip("optuna")  # the test extra installs it
 from scipy import stats
 
-from certa.integrations._repeated_t import nominal_level
+from certa.integrations._repeated_t import first_look, nominal_level
 from certa.integrations.optuna import PairedPruner
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -38,7 +38,8 @@ def reference_p(best: np.ndarray, worse: np.ndarray, tolerance: float = 0.0) -> 
 def reference_prune_row(best: np.ndarray, worse: np.ndarray, delta: float, tolerance: float = 0.0) -> int | None:
     """The row after which the rule prunes ``worse`` against one complete trial ``best`` (all its rows)."""
     level = nominal_level(len(best), delta)
-    for n in range(2, len(worse) + 1):
+    first = 3 if len(best) >= 4 else 2           # the looks start at 3 common rows with 4 or more rows
+    for n in range(first, len(worse) + 1):
         if reference_p(best[:n], worse[:n], tolerance) < level:
             return n
     return None
@@ -46,21 +47,24 @@ def reference_prune_row(best: np.ndarray, worse: np.ndarray, delta: float, toler
 
 def test_the_nominal_level_is_passed_by_some_look_with_probability_alpha():
     """An independent simulation (other seed, scipy's t) of Gaussian null sequences: the share in which
-    some look n = 2..N has a p-value at or below the level is alpha within 4 binomial SEs, at or
-    below it (the level is a conservative quantile); bounds: the union bound <= level <= alpha."""
+    some look n = n0..N (n0 = 3 with 4 rows or more, else 2) has a p-value at or below the level is
+    alpha within 4 binomial SEs, at or below it (the level is a conservative quantile); bounds: the
+    union bound over the looks <= level <= alpha."""
     rng = np.random.default_rng(2024)
-    for n_rows, alpha in [(12, 0.2), (12, 0.05), (30, 0.05)]:
+    assert [first_look(n) for n in (2, 3, 4, 30)] == [2, 2, 3, 3]
+    for n_rows, alpha in [(12, 0.2), (12, 0.05), (30, 0.05), (3, 0.1)]:
         a = nominal_level(n_rows, alpha)
-        assert alpha / (n_rows - 1) <= a <= alpha
+        first = 3 if n_rows >= 4 else 2
+        assert alpha / (n_rows - first + 1) <= a <= alpha
         paths = 20_000
         x = rng.standard_normal((paths, n_rows))
         passed = np.zeros(paths, dtype=bool)
-        for n in range(2, n_rows + 1):
+        for n in range(first, n_rows + 1):
             passed |= stats.ttest_1samp(x[:, :n], 0.0, axis=1, alternative="greater").pvalue <= a
         se = math.sqrt(alpha * (1 - alpha) / paths)
         assert alpha - 4 * se <= passed.mean() <= alpha + 2 * se
     assert nominal_level(2, 0.05) == 0.05 and nominal_level(1, 0.05) == 0.0
-    assert nominal_level(30, 1e-6) == pytest.approx(1e-6 / 29)          # too rare to simulate: union bound
+    assert nominal_level(30, 1e-6) == pytest.approx(1e-6 / 28)          # too rare to simulate: union bound
 
 
 def make_objective(table: dict[int, np.ndarray], sign: float = 1.0):

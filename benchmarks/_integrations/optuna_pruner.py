@@ -12,7 +12,8 @@ fit pools). For each seed:
   by the seed); each trial reports its score on every row, ``trial.report(score, step=row)``, in
   its own shuffled order, and raises ``TrialPruned`` when ``should_prune()`` says so;
 * the pruner: ``WilcoxonPruner(p_threshold=0.1)`` (Optuna's default) or certa's
-  ``PairedPruner(confidence=0.95)`` (``family="trial"``, and ``family="study"``).
+  ``PairedPruner(confidence=0.95)`` (``family="trial"``, and ``family="study"``), and, at equal
+  nominal level, ``PairedPruner(confidence=0.90)`` (delta 0.1 beside Wilcoxon's threshold 0.1).
 
 A simulated task (``sim``, stated as simulated) checks the samplers the proof does not cover: a
 continuous parameter ``x`` in [-2, 2], true mean ``0.9 - 0.05 (x - 1)^2``, 10 rows, each score the
@@ -22,12 +23,13 @@ the highest true mean among the 30.
 
 Reported per task and pruner: how often **the true best model's trial is pruned** (the truth: the
 table's means over all 500 rows, or the pool's 20x5 CV means), with a one-sided binomial p-value
-against delta = 0.05; fits (rows reported); how often ``study.best_trial`` is the true best.
+against the pruner's delta; fits (rows reported), and their ratio to Wilcoxon's on the same seeds
+with its standard error; how often ``study.best_trial`` is the true best.
 
 The test of the rule (``--null-seeds``, simulated, stated as simulated): the per-trial
 wrong-pruning rate in studies where several trials share the best mean (all tied; or 2 tied among
 8 worse by 0.6, which are pruned about half the time, so which of them complete is decided by
-their noise), for ``PairedPruner`` at confidence 0.8 and 0.95 and for Wilcoxon.
+their noise), for ``PairedPruner`` at confidence 0.8, 0.9 and 0.95 and for Wilcoxon.
 
 Run: ``flock /tmp/certa-cpu.lock nice -n 5 python benchmarks/integrations.py optuna-pruner
 --seeds 200 --real-seeds 200 --lemma-seeds 10``.
@@ -47,13 +49,17 @@ from certa.integrations.optuna import PairedPruner
 
 NAME = "optuna_pruner"
 CONFIDENCE = 0.95
-PRUNERS = ("certa-paired", "certa-paired-study", "optuna-wilcoxon")
+PRUNERS = ("certa-paired", "certa-paired-0.90", "certa-paired-study", "optuna-wilcoxon")
+#: delta of each certa pruner (the pruned-best rate is tested against it)
+DELTA = {"certa-paired": 1 - CONFIDENCE, "certa-paired-0.90": 0.10, "certa-paired-study": 1 - CONFIDENCE}
 
 
 def make_pruner(name: str, confidence: float = CONFIDENCE):
     optuna = _quiet_optuna()
     if name == "certa-paired":
         return PairedPruner(confidence=confidence)
+    if name == "certa-paired-0.90":       # equal nominal level: delta 0.1 beside Wilcoxon's p_threshold 0.1
+        return PairedPruner(confidence=0.90)
     if name == "certa-paired-study":
         return PairedPruner(confidence=CONFIDENCE, family="study")
     if name == "optuna-wilcoxon":
@@ -125,7 +131,7 @@ def sim_study(seed: int, sampler_name: str, pruner_name: str) -> dict[str, Any]:
 NULL_ROWS = 15
 #: Simulated null studies (stated as simulated): every trial's mean, the first ``ties`` at the best.
 NULL_SCENARIOS = {"8 tied": [0.0] * 8, "2 tied + 8 worse by 0.6": [0.0] * 2 + [-0.6] * 8}
-NULL_PRUNERS = (("certa-paired", 0.8), ("certa-paired", 0.95), ("optuna-wilcoxon", None))
+NULL_PRUNERS = (("certa-paired", 0.8), ("certa-paired", 0.9), ("certa-paired", 0.95), ("optuna-wilcoxon", None))
 
 
 def null_studies(scenario: str, pruner_name: str, confidence: float | None, seeds: int) -> dict[str, Any]:
@@ -179,7 +185,7 @@ def run_task(task: str, seeds: int, steps: int, lemma_n: int) -> dict[str, Any]:
     for name in PRUNERS:
         load0 = loadavg()
         runs = [one_study(bench, seed, steps, name) for seed in range(seeds)]
-        out["pruners"][name] = _summary(runs, seeds, load0)
+        out["pruners"][name] = _summary(runs, seeds, load0, DELTA.get(name))
         print(task, name, {k2: v for k2, v in out["pruners"][name].items() if k2 != "load"}, flush=True)
     _ratios(out)
     return out
@@ -192,27 +198,34 @@ def run_sim(task: str, seeds: int) -> dict[str, Any]:
     for name in PRUNERS:
         load0 = loadavg()
         runs = [sim_study(seed, sampler, name) for seed in range(seeds)]
-        out["pruners"][name] = _summary(runs, seeds, load0)
+        out["pruners"][name] = _summary(runs, seeds, load0, DELTA.get(name))
         print(task, name, {k2: v for k2, v in out["pruners"][name].items() if k2 != "load"}, flush=True)
     _ratios(out)
     return out
 
 
-def _summary(runs: list[dict[str, Any]], seeds: int, load0: Any) -> dict[str, Any]:
+def _summary(runs: list[dict[str, Any]], seeds: int, load0: Any, delta: float | None) -> dict[str, Any]:
     k = sum(r["best_pruned"] for r in runs)
     fits = np.array([r["fits"] for r in runs], dtype=float)
-    return {"best_pruned": k, "best_pruned_rate": k / seeds,
-            "p_best_pruned_le_delta": binom_upper_p(k, seeds, 1 - CONFIDENCE),
+    return {"best_pruned": k, "best_pruned_rate": k / seeds, "delta": delta,
+            "p_best_pruned_le_delta": None if delta is None else binom_upper_p(k, seeds, delta),
             "fits_mean": float(fits.mean()), "fits_se": float(fits.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else 0.0,
             "p_correct": float(np.mean([r["correct"] for r in runs])),
             "pruned_mean": float(np.mean([r["n_pruned"] for r in runs])),
-            "seconds_mean": float(np.mean([r["seconds"] for r in runs])), "load": [load0, loadavg()]}
+            "seconds_mean": float(np.mean([r["seconds"] for r in runs])), "load": [load0, loadavg()],
+            "fits": [int(r["fits"]) for r in runs]}
 
 
 def _ratios(out: dict[str, Any]) -> None:
-    w = out["pruners"]["optuna-wilcoxon"]["fits_mean"]
+    """Each pruner's mean fits over Wilcoxon's, with the ratio's standard error over the seeds (the same seeds,
+    so paired: the SE of the mean of ``c_s / mean(c) - w_s / mean(w)`` times the ratio, the delta method)."""
+    wil = np.asarray(out["pruners"]["optuna-wilcoxon"]["fits"], dtype=float)
     for name in PRUNERS:
-        out["pruners"][name]["fits_ratio_wilcoxon"] = out["pruners"][name]["fits_mean"] / w
+        c = np.asarray(out["pruners"][name]["fits"], dtype=float)
+        ratio = c.mean() / wil.mean()
+        z = c / c.mean() - wil / wil.mean()
+        out["pruners"][name]["fits_ratio_wilcoxon"] = float(ratio)
+        out["pruners"][name]["fits_ratio_se"] = float(ratio * z.std(ddof=1) / np.sqrt(len(z))) if len(z) > 1 else 0.0
 
 
 LABELS = {"sim-tpe": "simulated, TPE sampler, 30 trials", "sim-random": "simulated, random sampler, 30 trials",
@@ -250,18 +263,24 @@ def markdown(results: list[dict[str, Any]], null: list[dict[str, Any]] | None = 
             p = res["pruners"][name]
             rows.append([f"{LABELS[res['task']]}, {res['seeds']} seeds", name,
                          f"{100 * p['best_pruned_rate']:.1f} % ({p['best_pruned']}/{res['seeds']})",
-                         "-" if name == "optuna-wilcoxon" else f"{p['p_best_pruned_le_delta']:.3g}",
-                         f"{p['fits_mean']:.1f} ± {p['fits_se']:.1f}", f"{p['fits_ratio_wilcoxon']:.2f}x",
+                         "-" if p.get("delta") is None else f"{p['delta']:.2f}: {p['p_best_pruned_le_delta']:.3g}",
+                         f"{p['fits_mean']:.1f} ± {p['fits_se']:.1f}",
+                         "1.00x" if name == "optuna-wilcoxon"
+                         else f"{p['fits_ratio_wilcoxon']:.3f}x ± {p.get('fits_ratio_se', 0.0):.3f}",
                          f"{100 * p['p_correct']:.1f} %", f"{p['seconds_mean']:.2f}",
                          f"{_one(p['load'][0])} / {_one(p['load'][1])}"])
-    head = ["task", "pruner", "true best's trial pruned", "p (rate <= 0.05)", "fits (mean ± SE)",
+    head = ["task", "pruner", "true best's trial pruned", "delta: p (rate <= delta)", "fits (mean ± SE)",
             "x Wilcoxon", "best_trial is the true best", "s per study", "load start / end"]
     return ("# certa's PairedPruner against Optuna's WilcoxonPruner\n\n"
             f"GridSampler over the candidates (simulated tasks: TPE or random sampler, 30 trials); shared rows per "
             f"study ({steps}; replay and real fits: each trial reports them in its own "
-            "shuffled order, simulated: in row order); `PairedPruner(confidence=0.95)` (delta = 0.05; `family=\"study\"`: delta for the whole "
-            f"study) against `WilcoxonPruner(p_threshold={P_THRESHOLD})`. p: one-sided binomial p-value of the "
-            "pruned-best count against a rate of 0.05 (small = the rate is above delta).\n\n"
+            "shuffled order, simulated: in row order); `PairedPruner(confidence=0.95)` (certa-paired: delta = 0.05, "
+            "the default; certa-paired-study: delta 0.05 for the whole study) and, at **equal nominal level**, "
+            "`PairedPruner(confidence=0.90)` (certa-paired-0.90: delta = 0.1, beside Wilcoxon's p_threshold 0.1: "
+            "what each costs at the same level, not a replacement for the default-level comparison), against "
+            f"`WilcoxonPruner(p_threshold={P_THRESHOLD})`. x Wilcoxon: mean fits over Wilcoxon's on the same seeds, "
+            "± the ratio's standard error over the seeds (paired, delta method). p: one-sided binomial p-value of "
+            "the pruned-best count against a rate of delta (small = the rate is above delta).\n\n"
             + md_table(head, rows) + "\n" + null_markdown(null or [])
             + "\nGenerated by `benchmarks/integrations.py optuna-pruner`.\n")
 
