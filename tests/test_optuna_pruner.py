@@ -234,7 +234,7 @@ def test_trials_tied_with_the_best_among_narrowly_worse_ones_are_pruned_at_most_
     """The comparators are the complete trials, a selection on their own scores that the proof does not
     cover (module documentation): simulated Gaussian rows, 2 trials at the best mean among 8 worse by
     0.57 of a difference SD per row (pruned about half the time, so which of them complete is
-    decided by their noise). The tied trials' pruning rate at delta = 0.2 (measured 0.06) must not
+    decided by their noise). The tied trials' pruning rate at delta = 0.2 (measured 0.0525) must not
     exceed it by more than 3 binomial SEs."""
     n_studies, rows, confidence = 200, 15, 0.8
     pruned_best = []
