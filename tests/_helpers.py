@@ -3,9 +3,12 @@ and running code in fresh interpreters."""
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
 import subprocess
 import sys
+import threading
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import numpy as np
@@ -76,3 +79,51 @@ def outputs_under_hash_seeds(code: str, *args: str) -> list[str]:
         outs.append(subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
                                    text=True, check=True).stdout.strip())
     return outs
+
+
+class ShuffledExecutor(Executor):
+    """Runs submitted tasks one at a time in a background thread, always picking a random one of
+    those waiting: futures complete in an order unrelated to the order submitted."""
+
+    def __init__(self, n_workers: int, seed: int) -> None:
+        self._max_workers = n_workers              # what certa reads as the worker count
+        self._rng = random.Random(seed)
+        self._tasks: list = []
+        self._cond = threading.Condition()
+        self.submitted: list[Future] = []
+        self.completed: list[Future] = []
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn, /, *args, **kwargs):
+        fut: Future = Future()
+        with self._cond:
+            self._tasks.append((fut, fn, args, kwargs))
+            self.submitted.append(fut)
+            self._cond.notify()
+        return fut
+
+    def _loop(self):
+        while True:
+            with self._cond:
+                while not self._tasks and not self._stop:
+                    self._cond.wait()
+                if self._stop:
+                    return
+                # let the runner submit what it asks now (as many as there are workers), then pick
+                self._cond.wait_for(lambda: len(self._tasks) >= self._max_workers or self._stop, timeout=0.002)
+                fut, fn, args, kwargs = self._tasks.pop(self._rng.randrange(len(self._tasks)))
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn(*args, **kwargs))
+                except BaseException as exc:  # noqa: BLE001 - passed on through the future
+                    fut.set_exception(exc)
+                self.completed.append(fut)
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        if wait:
+            self._thread.join()

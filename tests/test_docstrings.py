@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 MODULES = ["certa.engine.candidates", "certa.analysis.stability", "certa.search.jkfold", "certa.search.bandit",
-           "certa.analysis.nested", "certa.planning.simulate", "certa.strategies.progressive", "certa.search.progressive",
+           "certa.analysis.nested", "certa.planning.simulate", "certa.strategies.progressive", "certa.strategies._schedule", "certa.search.progressive",
            "certa.reporting.loading", "certa.engine.callbacks"]
 
 

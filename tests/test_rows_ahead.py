@@ -6,14 +6,14 @@ two candidates close to the best, five far below it)."""
 from __future__ import annotations
 
 import io
-import random
 import sqlite3
 import threading
 import time
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from _helpers import ShuffledExecutor
 from rich.console import Console
 
 from certa import FunctionEvaluator, run
@@ -30,54 +30,6 @@ def tdsa_like(params, seed):
     """Simulated: a row effect shared by the row's candidates plus each candidate's own noise."""
     shared = np.random.default_rng(seed).normal(0, 1.0)
     return MEANS[params["c"]] + shared + np.random.default_rng([seed, params["c"]]).normal(0, 1.0)
-
-
-class ShuffledExecutor(Executor):
-    """Runs submitted tasks one at a time in a background thread, always picking a random one of
-    those waiting: futures complete in an order unrelated to the order submitted."""
-
-    def __init__(self, n_workers: int, seed: int) -> None:
-        self._max_workers = n_workers              # what certa reads as the worker count
-        self._rng = random.Random(seed)
-        self._tasks: list = []
-        self._cond = threading.Condition()
-        self.submitted: list[Future] = []
-        self.completed: list[Future] = []
-        self._stop = False
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def submit(self, fn, /, *args, **kwargs):
-        fut: Future = Future()
-        with self._cond:
-            self._tasks.append((fut, fn, args, kwargs))
-            self.submitted.append(fut)
-            self._cond.notify()
-        return fut
-
-    def _loop(self):
-        while True:
-            with self._cond:
-                while not self._tasks and not self._stop:
-                    self._cond.wait()
-                if self._stop:
-                    return
-                # let the runner submit what it asks now (as many as there are workers), then pick
-                self._cond.wait_for(lambda: len(self._tasks) >= self._max_workers or self._stop, timeout=0.002)
-                fut, fn, args, kwargs = self._tasks.pop(self._rng.randrange(len(self._tasks)))
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(fn(*args, **kwargs))
-                except BaseException as exc:  # noqa: BLE001 - passed on through the future
-                    fut.set_exception(exc)
-                self.completed.append(fut)
-
-    def shutdown(self, wait=True, *, cancel_futures=False):
-        with self._cond:
-            self._stop = True
-            self._cond.notify_all()
-        if wait:
-            self._thread.join()
 
 
 def _decision(sel):

@@ -10,12 +10,17 @@ evaluations used and spent ahead, mean occupancy. The families: the TDSA replay 
 rows of FIESTA's table) and simulated Gaussian rows with a shared row effect (correlation 0.5):
 TDSA-like means, two close candidates, 16 evenly spaced (gaps 0.27 SD).
 
-``fronts``: every front's strategy on the virtual clock with W workers (TDSA-like simulated
-scores, lognormal times of SD half the mean): occupancy and evaluations.
+``fronts``: every front's strategy on the virtual clock with W workers: occupancy, the evaluations
+the decision used and those spent ahead (asked ahead and not used). Two tasks: 8 candidates with
+TDSA-like simulated scores and lognormal times of SD half the mean; and the 64-candidate RBF-SVC
+grid of ``results/clock_svc_fits.json`` (real digits fits: each candidate's scores replayed from its
+8 measured splits, each evaluation taking one of its candidate's measured fit times).
 
-Writes ``results/rows_ahead.{json,md}``. Usage::
+Writes ``results/rows_ahead.{json,md}``; ``--sections fronts`` reruns the fronts only and keeps the
+identity rows of the results file there. Usage::
 
     flock /tmp/certa-cpu.lock python benchmarks/adaptive.py rows-ahead --seeds 200
+    python benchmarks/adaptive.py rows-ahead --sections fronts
 """
 from __future__ import annotations
 
@@ -25,10 +30,10 @@ import time
 import warnings
 
 import numpy as np
-from _common import TDSA_MODELS8, loadavg, machine_info, save, tdsa_table
+from _common import RESULTS, TDSA_MODELS8, loadavg, machine_info, save, tdsa_table
 
 from certa import FunctionEvaluator
-from certa.planning.clock import clock_run
+from certa.planning.clock import RecordedDurations, clock_run
 from certa.planning.simulate import ReplayScores, run_direct
 from certa.strategies import (
     BatchThompson,
@@ -90,29 +95,45 @@ def identity(seeds: int, workers: list[int], confidence: float) -> list[dict]:
     return rows
 
 
+def _tasks() -> dict:
+    """Each task: (score model, number of candidates, durations, candidate names, {strategy: maker})."""
+    fits = json.loads((RESULTS / "clock_svc_fits.json").read_text())
+    names = list(fits["scores"])
+    return {
+        "8 candidates (TDSA-like simulated scores, lognormal times of SD half the mean)": (
+            SharedRows(TDSA_LIKE), len(TDSA_LIKE), "lognormal:1,0.5", None,
+            {"paired (default), 0.95": lambda: PairedElimination(0.95),
+             "top-two Thompson, 0.95": lambda: TopTwoThompson(0.95),
+             "batch Thompson (4 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=4),
+             "batch Thompson (8 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=8),
+             "sequential halving, 160": lambda: SequentialHalving(160),
+             "J-K-fold 5x2": lambda: JKFoldGrid(5, 2),
+             "progressive sampling (PSearch schedule, 1,000 samples)": lambda: ProgressiveSampling(1000)}),
+        "64 candidates (RBF-SVC 8 x 8 on digits: measured scores and fit times)": (
+            ReplayScores(fits["scores"]), len(names), RecordedDurations(fits["seconds"]), names,
+            {"sequential halving, 640": lambda: SequentialHalving(640),
+             "J-K-fold 5x2": lambda: JKFoldGrid(5, 2),
+             "progressive sampling (PSearch schedule, 1,000 samples)": lambda: ProgressiveSampling(1000)}),
+    }
+
+
 def fronts(seeds: int, workers: list[int]) -> list[dict]:
-    score = SharedRows(TDSA_LIKE)
-    makers = {"paired (default), 0.95": lambda: PairedElimination(0.95),
-              "top-two Thompson, 0.95": lambda: TopTwoThompson(0.95),
-              "batch Thompson (4 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=4),
-              "batch Thompson (8 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=8),
-              "sequential halving, 160": lambda: SequentialHalving(160),
-              "J-K-fold 5x2": lambda: JKFoldGrid(5, 2),
-              "progressive sampling (PSearch schedule, 1,000 samples)": lambda: ProgressiveSampling(1000)}
     rows = []
-    for name, make in makers.items():
-        for w in workers:
-            occ, n = [], []
-            for s in range(seeds):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    r = clock_run(make(), score, len(TDSA_LIKE), workers=w, durations="lognormal:1,0.5", seed=s)
-                occ.append(r.occupancy)
-                n.append(r.evaluations)
-            row = {"strategy": name, "workers": w, "runs": seeds, "mean_occupancy": float(np.mean(occ)),
-                   "mean_evaluations": float(np.mean(n))}
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+    for task, (score, k, durations, names, makers) in _tasks().items():
+        for name, make in makers.items():
+            for w in workers:
+                occ, used, ahead = [], [], []
+                for s in range(seeds):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        r = clock_run(make(), score, k, workers=w, durations=durations, seed=s, names=names)
+                    occ.append(r.occupancy)
+                    used.append(r.evaluations - r.ahead)
+                    ahead.append(r.ahead)
+                row = {"task": task, "strategy": name, "workers": w, "runs": seeds, "mean_occupancy": float(np.mean(occ)),
+                       "mean_evaluations": float(np.mean(used)), "mean_ahead": float(np.mean(ahead))}
+                print(json.dumps(row), flush=True)
+                rows.append(row)
     return rows
 
 
@@ -123,11 +144,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--front-seeds", type=int, default=20)
     ap.add_argument("--front-workers", type=int, nargs="+", default=[8, 16])
+    ap.add_argument("--sections", nargs="+", choices=["identity", "fronts"], default=["identity", "fronts"],
+                    help="what to run; a section left out is kept from the results file")
     args = ap.parse_args(argv)
     load0 = loadavg()
+    kept = {}
+    if len(args.sections) < 2:
+        path = RESULTS / "rows_ahead.json"
+        if not path.is_file():
+            raise SystemExit(f"{path} is missing: run both sections first")
+        kept = json.loads(path.read_text())
     out = {"machine": machine_info(), "loadavg_before": load0, "confidence": args.confidence,
-           "identity": identity(args.seeds, args.workers, args.confidence),
-           "fronts": fronts(args.front_seeds, args.front_workers), "loadavg_after": loadavg()}
+           "identity": identity(args.seeds, args.workers, args.confidence) if "identity" in args.sections
+           else kept["identity"],
+           "fronts": fronts(args.front_seeds, args.front_workers) if "fronts" in args.sections else kept["fronts"],
+           "loadavg_after": loadavg()}
     lines = [f"Rows ahead: the paired rule at confidence {args.confidence} with W workers on the virtual clock "
              "(lognormal times, SD 0.8 of the mean) against the sequential rule, same seeds", "",
              "| family | workers | runs | runs whose decisions differ | mean evaluations used | mean spent ahead "
@@ -135,11 +166,13 @@ def main(argv: list[str] | None = None) -> None:
     for r in out["identity"]:
         lines.append(f"| {r['family']} | {r['workers']} | {r['runs']} | {r['differ']} | {r['mean_evaluations']:.1f} | "
                      f"{r['mean_ahead']:.1f} | {r['mean_occupancy']:.1%} |")
-    lines += ["", "Every front on the virtual clock (TDSA-like simulated rows, lognormal times of SD half the mean)", "",
-              "| strategy | workers | runs | mean occupancy | mean evaluations |", "|---|---|---|---|---|"]
-    for r in out["fronts"]:
-        lines.append(f"| {r['strategy']} | {r['workers']} | {r['runs']} | {r['mean_occupancy']:.1%} | "
-                     f"{r['mean_evaluations']:.1f} |")
+    for task in dict.fromkeys(r.get("task", "") for r in out["fronts"]):
+        lines += ["", f"Every front on the virtual clock: {task}", "",
+                  "| strategy | workers | runs | mean occupancy | mean evaluations used | mean spent ahead |",
+                  "|---|---|---|---|---|---|"]
+        for r in (r for r in out["fronts"] if r.get("task", "") == task):
+            lines.append(f"| {r['strategy']} | {r['workers']} | {r['runs']} | {r['mean_occupancy']:.1%} | "
+                         f"{r['mean_evaluations']:.1f} | {r.get('mean_ahead', 0.0):.1f} |")
     lines += ["", "Generated by benchmarks/adaptive.py rows-ahead (simulated time: the load does not change it)."]
     save("rows_ahead", out, lines)
     print("\n".join(lines))

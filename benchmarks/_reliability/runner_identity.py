@@ -20,6 +20,13 @@ documented exception: with several workers, a candidate that keeps failing is dr
 evaluated and told) depends on the workers' timing. ``faults-halving-*`` with 2 or 4 workers may
 then differ by one told failure from run to run of the same commit (4 runs each of 93b1dbe and of
 its refactored runner, 2 processes: 40, 39, 39, 40 and 39, 40, 40, 39 evaluations told).
+
+Since issue 32's rounds ahead, sequential halving and progressive sampling ask later rounds ahead
+for their likely survivors when workers idle: their results gain ``evaluations_ahead`` (0 with one
+worker; left out with more, as the paired default's), the told order with several workers follows
+the workers' timing (so the evaluations and the callbacks' events are compared sorted by draw key),
+and the clock's halving runs take less simulated wall time, with more evaluations started; the
+choice, the rounds and the evaluations each candidate gets are unchanged.
 """
 from __future__ import annotations
 
@@ -123,7 +130,9 @@ def _untimed(details: str | None) -> str | None:
 
 def settle(out: dict, ordered: bool, keep: set | None = None) -> dict:
     """With several workers, leave out what depends on the workers' timing: the draws asked
-    ahead and not used (or still running at the stop), and the told order's numbering.
+    ahead and not used (or still running at the stop), and the told order (its numbering, and,
+    since halving and progressive sampling ask later rounds ahead for the likely survivors, the
+    order itself: the evaluations and the callbacks' events are sorted by draw key).
 
     Kept: the rows and the callbacks' events of the evaluations the selection used (or, without
     a selection, of those told), and the results without ``evaluations_ahead``.
@@ -136,8 +145,15 @@ def settle(out: dict, ordered: bool, keep: set | None = None) -> dict:
             {e[2] for e in out.get("callbacks", []) if e[0] == "evaluation"}
     if out.get("store"):
         out["store"]["rows"] = [r for r in out["store"]["rows"] if r[0] in keep]
-    out["callbacks"] = [e if e[0] != "evaluation" else [e[0], *e[2:9]] for e in out.get("callbacks", [])
-                        if e[0] != "evaluation" or e[2] in keep]
+    events = [e if e[0] != "evaluation" else [e[0], *e[2:9]] for e in out.get("callbacks", [])
+              if e[0] != "evaluation" or e[2] in keep]
+    told = iter(sorted((e for e in events if e[0] == "evaluation"), key=lambda e: (e[1], json.dumps(e))))
+    out["callbacks"] = [next(told) if e[0] == "evaluation" else e for e in events]
+    for d in (sel, out.get("load") or {}):
+        ev = d.get("evaluations")
+        if ev and ev.get("key"):
+            rank = sorted(range(len(ev["key"])), key=lambda i: ev["key"][i])
+            d["evaluations"] = {k: [v[i] for i in rank] for k, v in ev.items() if k != "order"}
     for d in (sel, out.get("load") or {}):
         d.get("result", {}).pop("evaluations_ahead", None)
     return out

@@ -7,7 +7,6 @@ subset grows, until one setting is left or the data run out. The data side (one 
 """
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 
 from ..engine.draws import Draw, Outcome, derive_seed
 from ..engine.strategy import Strategy
+from ._ahead import AHEAD_PER_WORKER, AheadBook
 from ._floor import add_back_bins
 from ._race import (
     budget_limit,
@@ -25,6 +25,14 @@ from ._race import (
     confirm_vs_baseline_folds,
     halving_counts,
     race_survivors,
+)
+from ._schedule import (
+    PARAMSEARCH_MIN_SIZE,
+    PSEARCH_FRACTIONS,
+    _check_n_train,
+    paramsearch_sizes,
+    psearch_sizes,
+    schedule_sizes,
 )
 from ._subset_plan import SubsetPlan, stratified_order
 
@@ -54,131 +62,6 @@ RACE_CONFIRM_FOLDS = 5
 BASELINE_RULES = ("gate", "evidence")
 #: PSearch's floor, also the race's default floor.
 PSEARCH_FLOOR = 0.2
-
-#: PSearch's training-set sizes, as fractions of the training part.
-PSEARCH_FRACTIONS: tuple[float, ...] = (0.01, 0.02, 0.04, 0.05, 0.30, 0.65, 0.85, 1.00)
-#: Paramsearch's first size; smaller sizes of its geometric series are skipped.
-PARAMSEARCH_MIN_SIZE = 500
-
-
-def _check_n_train(n_train: Any) -> int:
-    if isinstance(n_train, bool) or not isinstance(n_train, (int, np.integer)):
-        raise TypeError(f"n_train must be an int, got {type(n_train).__name__}")
-    if n_train < 1:
-        raise ValueError(f"n_train must be at least 1, got {n_train}")
-    return int(n_train)
-
-
-def paramsearch_sizes(n_train: int) -> list[int]:
-    """Paramsearch's training-set sizes for a training part of ``n_train`` examples.
-
-    ``f = n_train ** (1/20)``, ``size_1 = 1``, ``size_i = size_{i-1} * f`` (so
-    ``size_i = f ** (i-1)`` and ``size_21 = n_train``); sizes are rounded to the
-    nearest integer, only those above 500 are kept, 500 is put first and the last is
-    ``n_train``. Documented fallback: with ``n_train <= 500`` there is nothing to
-    sample progressively and the schedule is ``[n_train]`` (one round: plain
-    wrapping, every setting trained on the whole training part).
-
-    Examples
-    --------
-    >>> paramsearch_sizes(57_781)
-    [500, 720, 1245, 2154, 3727, 6448, 11156, 19302, 33396, 57781]
-    """
-    n = _check_n_train(n_train)
-    if n <= PARAMSEARCH_MIN_SIZE:
-        return [n]
-    log_f = math.log(n) / 20
-    series = [int(round(math.exp(log_f * i))) for i in range(20)] + [n]  # f**0 .. f**19, then f**20 = n
-    return [PARAMSEARCH_MIN_SIZE] + [s for s in series if s > PARAMSEARCH_MIN_SIZE]
-
-
-def psearch_sizes(n_train: int) -> list[int]:
-    """PSearch's training-set sizes: 1, 2, 4, 5, 30, 65, 85 and 100 % of ``n_train``.
-
-    Sizes are rounded to the nearest integer (at least 1) and duplicates, which only
-    occur below 100 training examples, are dropped (documented fallback for small data).
-
-    Examples
-    --------
-    >>> psearch_sizes(57_781)
-    [578, 1156, 2311, 2889, 17334, 37558, 49114, 57781]
-    """
-    n = _check_n_train(n_train)
-    return _dedupe([max(1, int(round(p * n))) for p in PSEARCH_FRACTIONS[:-1]] + [n])
-
-
-def schedule_sizes(schedule: str | Sequence[float | int], n_train: int, min_size: int = 1) -> list[int]:
-    """Training-set sizes of ``schedule`` for a training part of ``n_train`` examples.
-
-    ``schedule`` is ``"paramsearch"``, ``"psearch"``, or a strictly increasing list of
-    fractions of the training part (floats in (0, 1]) or of sizes (ints >= 1, at most
-    ``n_train``). Fractions are rounded to the nearest size (at least 1); sizes that
-    round to the same value are kept once.
-
-    ``min_size`` is the smallest training subset a round may use (for a classifier, the
-    smallest that holds every class: :meth:`SubsetPlan.smallest_size`). Sizes of the named
-    schedules and of fractions below it are raised to it (and then kept once); a list of
-    int sizes that starts below it is refused, naming it.
-
-    Examples
-    --------
-    >>> schedule_sizes([0.1, 0.5, 1.0], 1000)
-    [100, 500, 1000]
-    >>> schedule_sizes([50, 200], 1000)
-    [50, 200]
-    >>> schedule_sizes("psearch", 48, min_size=2)  # 1, 2, 14, 31, 41, 48 without it
-    [2, 14, 31, 41, 48]
-    """
-    n = _check_n_train(n_train)
-    if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)) or not 1 <= min_size <= n:
-        raise ValueError(f"min_size must be an int between 1 and n_train ({n}), got {min_size!r}")
-    m = int(min_size)
-    if isinstance(schedule, str):
-        if schedule == "paramsearch":
-            return _dedupe([max(m, s) for s in paramsearch_sizes(n)])
-        if schedule == "psearch":
-            return _dedupe([max(m, s) for s in psearch_sizes(n)])
-        raise ValueError(f"schedule must be 'paramsearch', 'psearch' or a list of fractions or sizes, got {schedule!r}")
-    values = _check_schedule_list(schedule)
-    if all(isinstance(v, (int, np.integer)) for v in values):
-        if values[-1] > n:
-            raise ValueError(f"schedule asks for {values[-1]} training examples but the training part has {n}")
-        if values[0] < m:
-            raise ValueError(f"schedule starts at {values[0]} training examples, but the smallest training subset "
-                             f"that holds every class of the training part has {m} (a classifier trained on fewer "
-                             f"sees only some of the classes): start the schedule at {m} or more, or give it as "
-                             "fractions (raised to that size)")
-        return [int(v) for v in values]
-    return _dedupe([max(m, int(round(float(v) * n))) for v in values])
-
-
-def _check_schedule_list(schedule: Any) -> list:
-    if not isinstance(schedule, Sequence) and not hasattr(schedule, "__array__"):
-        raise TypeError(f"schedule must be 'paramsearch', 'psearch' or a list, got {type(schedule).__name__}")
-    values = list(schedule)
-    if not values:
-        raise ValueError("schedule is empty: give at least one fraction or size")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise TypeError(f"schedule entries must be numbers, got {v!r}")
-    ints = all(isinstance(v, (int, np.integer)) for v in values)
-    if ints:
-        if values[0] < 1:
-            raise ValueError(f"schedule sizes must be at least 1, got {values[0]}")
-    else:
-        if not all(0 < float(v) <= 1 for v in values):
-            raise ValueError(f"schedule fractions must be in (0, 1] (or give all entries as int sizes), got {values}")
-    if any(b <= a for a, b in itertools.pairwise(values)):
-        raise ValueError(f"schedule must be strictly increasing, got {values}")
-    return values
-
-
-def _dedupe(sizes: list[int]) -> list[int]:
-    out: list[int] = []
-    for s in sizes:
-        if not out or s > out[-1]:
-            out.append(s)
-    return out
 
 
 def survivors(scores: np.ndarray, rule: str | float | Callable = "mean", floor: float | None = None,
@@ -327,9 +210,23 @@ class ProgressiveSampling(Strategy):
     >>> sel = run(strategy, FunctionEvaluator(lambda p, seed: -abs(p["x"] - 3)), {"x": list(range(8))})
     >>> sel.best_params
     {'x': 3}
+
+    Rounds ahead: while a round's last evaluations run and workers are idle
+    (``n_workers``, set by the runner from the executor), the next rounds are
+    asked ahead for the settings most likely to reach them: the survival rule
+    applied to the round's scores told so far (again to those it keeps for each
+    later round; under the race, the better half), at most ``2 * n_workers``
+    asked ahead and not yet taken by a round. Each round still decides on the
+    scores of its own members, so the rounds, survivors and choice are the same
+    for any number of workers and any completion order. Evaluations asked ahead
+    for a setting that does not reach their round are *spent ahead*
+    (``result()["evaluations_ahead"]``, kept in the store, left out of the
+    selection's evaluations; a resumed run asking the same draw reuses it).
     """
 
     max_pending = None  # the runner may ask a whole round at once; ask() returns None between rounds
+    #: Asks later rounds ahead of its decisions (see above): the runner keeps ``n_workers`` running.
+    asks_ahead = True
 
     def __init__(self, n_train: int, schedule: str | Sequence[float | int] = "psearch",
                  survival: str | float | Callable | None = None, floor: float | str | None = "auto",
@@ -451,31 +348,87 @@ class ProgressiveSampling(Strategy):
             self.budget * float(sum(k * s for k, s in zip(self._reference, self.sizes)))
         self._spent = 0.0
         self._confirm: dict[str, Any] | None = None  # the final confirmation against the baseline, when running
+        self._book = AheadBook()   # draws asked ahead for later rounds: (candidate, round) -> draw
+        self._n_asked = 0
+        self._n_used = 0
+        self._open_round()
 
     @property
     def total_draws(self) -> int | None:
         return None  # depends on the scores
 
+    def _round_draw(self, c: int, r: int) -> Draw:
+        self._n_asked += 1
+        return Draw(c, "subset", (r,), seed=derive_seed(self.seed, r), size=self.sizes[r])
+
+    def _open_round(self) -> None:
+        """Round ``self._round`` takes its members' draws asked ahead (told ones are recorded now)."""
+        r, members, self._queue, told = self._round, self._queue, [], []
+        for c in members:
+            claimed, outcome = self._book.claim((c, r))
+            if not claimed:
+                self._queue.append(c)
+            else:
+                self._pending += 1   # told now or, still running, when it comes
+                if outcome is not None:
+                    told.append((c, outcome))
+        for c, outcome in told:   # the last one closes the round if every draw of it was asked ahead
+            self._tell_round(Draw(c, "subset", (r,), seed=derive_seed(self.seed, r), size=self.sizes[r]), outcome)
+
     def ask(self) -> Draw | None:
         self._queue = [c for c in self._queue if (c[0] if isinstance(c, tuple) else c) not in self._dropped]
-        if self._finished or not self._queue:
+        if self._finished:
             return None
+        if not self._queue:
+            return self._ask_ahead()
         c = self._queue.pop(0)
         self._pending += 1
         r = self._round
         if isinstance(c, tuple):  # confirmation: fold k of K over the training part (see SubsetPlan.split)
             c, k = c
             K = self.confirm_folds
+            self._n_asked += 1
             return Draw(c, "subset", (r, k, K), seed=derive_seed(self.seed, r), size=self.n_train - len(range(k, self.n_train, K)))
-        return Draw(c, "subset", (r,), seed=derive_seed(self.seed, r), size=self.sizes[r])
+        return self._round_draw(c, r)
+
+    def _ask_ahead(self) -> Draw | None:
+        """A draw of a later round for a setting likely to reach it, nearest round first, best first: round
+        ``r + j`` is guessed to hold the best ``ceil(n f^j)`` of the round's ``n`` settings by their latest
+        score told (``f``: the share that survived the rounds so far, a half before the first is decided)."""
+        w, r = self.n_workers, self._round
+        if w <= 1 or self._confirm is not None or self._book.n_open >= AHEAD_PER_WORKER * w:
+            return None
+        members = [c for c in self._alive if c not in self._dropped]
+        latest = {c: self._scores[q, c] for c in members for q in (r, r - 1)[:1 + (r > 0)] if self._evaluated[q, c]}
+        ranked = sorted(latest, key=lambda c: (-np.nan_to_num(latest[c], nan=-np.inf), c))
+        evaluated = sum(x["n_evaluated"] for x in self._rounds)
+        share = sum(x["n_survived"] for x in self._rounds) / evaluated if evaluated else 0.5
+        n = len(members)
+        for later in range(r + 1, len(self.sizes)):
+            n = math.ceil(n * share)
+            if n < 2:   # one setting left: no such round
+                return None
+            guess = ranked[:n] + ([self.baseline] if self.baseline in ranked[n:] else [])   # the race keeps it
+            for c in guess:
+                if (c, later) not in self._book:
+                    return self._book.asked((c, later), self._round_draw(c, later))
+        return None
 
     def tell(self, draw: Draw, outcome: Outcome) -> None:
         r = draw.index[0]
+        if len(draw.index) == 1 and self._book.tell((draw.candidate, r), draw, outcome):
+            return   # asked ahead: kept for its round, or spent ahead
         if r != self._round:
             raise RuntimeError(f"told a draw of round {r} during round {self._round}")
         if len(draw.index) == 3:
+            self._n_used += 1
             self._tell_confirm(draw, outcome)
             return
+        self._tell_round(draw, outcome)
+
+    def _tell_round(self, draw: Draw, outcome: Outcome) -> None:
+        r = draw.index[0]
+        self._n_used += 1
         self._scores[r, draw.candidate] = outcome.score if outcome.ok else np.nan
         self._durations[r, draw.candidate] = outcome.duration
         self._evaluated[r, draw.candidate] = True
@@ -491,6 +444,7 @@ class ProgressiveSampling(Strategy):
 
     def _drop(self, candidate: int) -> None:
         self._queue = [c for c in self._queue if (c[0] if isinstance(c, tuple) else c) != candidate]
+        self._book.spend(lambda ident: ident[0] != candidate)
         if not self._finished and self._pending == 0 and not self._queue:
             if self._confirm is not None:
                 self._close_confirm()
@@ -597,6 +551,10 @@ class ProgressiveSampling(Strategy):
             # the race left only one setting: it is the choice; say how it stands against the baseline
             self._choice = self._alive[0]
             self._verdict = self._no_challenger(r) if self._choice == self.baseline else None
+        if last or len(self._alive) <= 1:   # nothing asked ahead is used any more
+            self._book.spend()
+        else:
+            self._book.spend(lambda ident: ident[0] in self._alive)   # for a setting not kept: spent ahead
         if last and self._confirm is not None:
             return  # the confirmation's draws come next
         if last or len(self._alive) <= 1:
@@ -604,6 +562,11 @@ class ProgressiveSampling(Strategy):
             return
         self._round = r + 1
         self._queue = list(self._alive)
+        self._open_round()
+
+    def spent_ahead(self) -> list[str]:
+        """Keys of the draws told but not used: asked ahead for a setting that did not reach their round."""
+        return list(self._book.spent_keys)
 
     def _no_challenger(self, r: int) -> dict[str, Any]:
         return {"baseline": self.baseline, "choice": self.baseline, "beat_baseline": False, "challenger": -1,
@@ -683,7 +646,8 @@ class ProgressiveSampling(Strategy):
         tied = [int(c) for pos, c in enumerate(order) if key[pos] == key[0]]
         out = {"best": best, "estimates": score, "last_round": last_round, "rank": rank,
                "ranking": order, "scores": self._scores.copy(), "sizes": list(self.sizes),
-               "rounds": [dict(r) for r in self._rounds], "tied": tied}
+               "rounds": [dict(r) for r in self._rounds], "tied": tied,
+               "evaluations_ahead": int(self._n_asked - self._n_used)}
         if self._race:
             out["baseline"] = None if self._verdict is None else dict(self._verdict)
         return out
