@@ -16,11 +16,17 @@ TDSA-like simulated scores and lognormal times of SD half the mean; and the 64-c
 grid of ``results/clock_svc_fits.json`` (real digits fits: each candidate's scores replayed from its
 8 measured splits, each evaluation taking one of its candidate's measured fit times).
 
-Writes ``results/rows_ahead.{json,md}``; ``--sections fronts`` reruns the fronts only and keeps the
-identity rows of the results file there. Usage::
+``real``: the clock checked against real runs: halving (the 8-candidate task, evaluations sleeping
+lognormal times of mean 0.1 s) and progressive sampling (the 64-candidate grid, evaluations sleeping
+their measured fit times) in a ``ThreadPoolExecutor`` of 2 and 4 threads, each draw sleeping the
+duration the clock gives it (same seed): real wall time over the clock's, and both occupancies.
+
+Writes ``results/rows_ahead.{json,md}``; a section left out of ``--sections`` is kept from the
+results file there. Usage::
 
     flock /tmp/certa-cpu.lock python benchmarks/adaptive.py rows-ahead --seeds 200
     python benchmarks/adaptive.py rows-ahead --sections fronts
+    python benchmarks/adaptive.py rows-ahead --sections real
 """
 from __future__ import annotations
 
@@ -28,12 +34,15 @@ import argparse
 import json
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from _common import RESULTS, TDSA_MODELS8, loadavg, machine_info, save, tdsa_table
 
-from certa import FunctionEvaluator
-from certa.planning.clock import RecordedDurations, clock_run
+from certa import FunctionEvaluator, run
+from certa.engine.draws import Draw
+from certa.engine.store import MemoryStore
+from certa.planning.clock import RecordedDurations, as_durations, clock_run
 from certa.planning.simulate import ReplayScores, run_direct
 from certa.strategies import (
     BatchThompson,
@@ -122,7 +131,7 @@ def fronts(seeds: int, workers: list[int]) -> list[dict]:
     for task, (score, k, durations, names, makers) in _tasks().items():
         for name, make in makers.items():
             for w in workers:
-                occ, used, ahead = [], [], []
+                occ, used, ahead, wall = [], [], [], []
                 for s in range(seeds):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -130,10 +139,56 @@ def fronts(seeds: int, workers: list[int]) -> list[dict]:
                     occ.append(r.occupancy)
                     used.append(r.evaluations - r.ahead)
                     ahead.append(r.ahead)
+                    wall.append(r.wall)
                 row = {"task": task, "strategy": name, "workers": w, "runs": seeds, "mean_occupancy": float(np.mean(occ)),
-                       "mean_evaluations": float(np.mean(used)), "mean_ahead": float(np.mean(ahead))}
+                       "mean_evaluations": float(np.mean(used)), "mean_ahead": float(np.mean(ahead)),
+                       "mean_wall": float(np.mean(wall))}
                 print(json.dumps(row), flush=True)
                 rows.append(row)
+    return rows
+
+
+class Sleeping(FunctionEvaluator):
+    """A simulated score (``score(params, seed)``) after sleeping the draw's duration on the virtual clock."""
+
+    def __init__(self, score, durations, names: list[str], run_seed: int) -> None:
+        super().__init__(score)
+        self.durations, self.run_seed = as_durations(durations).bind(names), int(run_seed)
+
+    def evaluate(self, params: dict, draw: Draw) -> float:
+        time.sleep(self.durations.for_draw(draw, self.run_seed))
+        return self.fn(params, draw.seed)
+
+
+def real(seeds: list[int], workers: list[int]) -> list[dict]:
+    tasks = _tasks()
+    (k8, (score8, n8, _, _, _)), (k64, (score64, n64, dur64, names64, _)) = tasks.items()
+    checks = [("sequential halving, 160", k8, lambda: SequentialHalving(160), score8, n8, "lognormal:0.1,0.05",
+               [f"c{i}" for i in range(n8)]),
+              ("progressive sampling (PSearch schedule, 1,000 samples)", k64, lambda: ProgressiveSampling(1000),
+               score64, n64, dur64, names64)]
+    rows = []
+    for name, task, make, score, k, durations, names in checks:
+        for seed in seeds:
+            for w in workers:
+                virtual = clock_run(make(), score, k, workers=w, durations=durations, seed=seed, names=names)
+                store = MemoryStore()   # every evaluation recorded, those spent ahead included
+                load0 = loadavg()
+                t0 = time.perf_counter()
+                with ThreadPoolExecutor(w) as pool:
+                    sel = run(make(), Sleeping(score, durations, names, seed), [{"candidate": i} for i in range(k)],
+                              random_state=seed, executor=pool, progress=False, store=store)
+                wall = time.perf_counter() - t0
+                recorded = store.load()
+                busy = float(sum(row.outcome.duration for row in recorded))
+                r = {"strategy": name, "task": task, "seed": seed, "workers": w, "virtual_wall_s": virtual.wall,
+                     "real_wall_s": wall, "ratio_real_to_virtual": wall / virtual.wall,
+                     "virtual_occupancy": virtual.occupancy, "real_occupancy": busy / (w * wall),
+                     "used_virtual": virtual.evaluations - virtual.ahead, "used_real": int(len(sel.evaluations)),
+                     "spent_ahead_virtual": virtual.ahead, "spent_ahead_real": int(sel.result["evaluations_ahead"]),
+                     "same_choice": int(virtual.result["best"]) == sel.best_index, "loadavg": load0}
+                print(json.dumps(r), flush=True)
+                rows.append(r)
     return rows
 
 
@@ -144,20 +199,25 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--front-seeds", type=int, default=20)
     ap.add_argument("--front-workers", type=int, nargs="+", default=[8, 16])
-    ap.add_argument("--sections", nargs="+", choices=["identity", "fronts"], default=["identity", "fronts"],
+    ap.add_argument("--real-seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--real-workers", type=int, nargs="+", default=[2, 4])
+    sections = ["identity", "fronts", "real"]
+    ap.add_argument("--sections", nargs="+", choices=sections, default=sections,
                     help="what to run; a section left out is kept from the results file")
     args = ap.parse_args(argv)
     load0 = loadavg()
     kept = {}
-    if len(args.sections) < 2:
+    if len(set(args.sections)) < len(sections):
         path = RESULTS / "rows_ahead.json"
-        if not path.is_file():
-            raise SystemExit(f"{path} is missing: run both sections first")
-        kept = json.loads(path.read_text())
+        kept = json.loads(path.read_text()) if path.is_file() else {}
+        missing = [s for s in sections if s not in args.sections and s not in kept]
+        if missing:
+            raise SystemExit(f"{path} has no {', '.join(missing)}: run those sections too")
     out = {"machine": machine_info(), "loadavg_before": load0, "confidence": args.confidence,
            "identity": identity(args.seeds, args.workers, args.confidence) if "identity" in args.sections
            else kept["identity"],
            "fronts": fronts(args.front_seeds, args.front_workers) if "fronts" in args.sections else kept["fronts"],
+           "real": real(args.real_seeds, args.real_workers) if "real" in args.sections else kept["real"],
            "loadavg_after": loadavg()}
     lines = [f"Rows ahead: the paired rule at confidence {args.confidence} with W workers on the virtual clock "
              "(lognormal times, SD 0.8 of the mean) against the sequential rule, same seeds", "",
@@ -168,11 +228,24 @@ def main(argv: list[str] | None = None) -> None:
                      f"{r['mean_ahead']:.1f} | {r['mean_occupancy']:.1%} |")
     for task in dict.fromkeys(r.get("task", "") for r in out["fronts"]):
         lines += ["", f"Every front on the virtual clock: {task}", "",
-                  "| strategy | workers | runs | mean occupancy | mean evaluations used | mean spent ahead |",
-                  "|---|---|---|---|---|---|"]
+                  "| strategy | workers | runs | mean occupancy | mean evaluations used | mean spent ahead | mean wall |",
+                  "|---|---|---|---|---|---|---|"]
         for r in (r for r in out["fronts"] if r.get("task", "") == task):
             lines.append(f"| {r['strategy']} | {r['workers']} | {r['runs']} | {r['mean_occupancy']:.1%} | "
-                         f"{r['mean_evaluations']:.1f} | {r.get('mean_ahead', 0.0):.1f} |")
-    lines += ["", "Generated by benchmarks/adaptive.py rows-ahead (simulated time: the load does not change it)."]
+                         f"{r['mean_evaluations']:.1f} | {r.get('mean_ahead', 0.0):.1f} | "
+                         f"{r.get('mean_wall', float('nan')):.2f} |")
+    lines += ["", "The clock against real runs (ThreadPoolExecutor, every evaluation sleeping the duration the clock "
+              "gives its draw, same seed)", "",
+              "| strategy | seed | threads | real wall s | clock wall s | real / clock | real occupancy | clock occupancy "
+              "| used (real / clock) | spent ahead (real / clock) | same choice | load (1 min) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in out["real"]:
+        lines.append(f"| {r['strategy']} | {r['seed']} | {r['workers']} | {r['real_wall_s']:.2f} | "
+                     f"{r['virtual_wall_s']:.2f} | {r['ratio_real_to_virtual']:.3f} | {r['real_occupancy']:.1%} | "
+                     f"{r['virtual_occupancy']:.1%} | {r['used_real']} / {r['used_virtual']} | "
+                     f"{r['spent_ahead_real']} / {r['spent_ahead_virtual']} | {r['same_choice']} | "
+                     f"{(r['loadavg'] or ['?'])[0]} |")
+    lines += ["", "Generated by benchmarks/adaptive.py rows-ahead (the identity and the fronts in simulated time: the "
+              "load does not change them; the real runs sleep, so 4 threads fit on 2 cores)."]
     save("rows_ahead", out, lines)
     print("\n".join(lines))

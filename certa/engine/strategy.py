@@ -26,9 +26,10 @@ class Strategy(ABC):
 
     max_pending: int | None = None
     #: True for a strategy that asks draws ahead of its decisions to keep ``n_workers`` busy
-    #: (the paired rule's rows ahead): the runner then runs at most ``n_workers`` evaluations at
-    #: once, tells the finished ones before asking more, and at the stop waits for the ones still
-    #: running and tells them too; the draws the decision did not use are :meth:`spent_ahead`.
+    #: (the paired rule's rows ahead; halving's and progressive sampling's rounds ahead): the
+    #: runner then runs at most ``n_workers`` evaluations at once, tells the finished ones before
+    #: asking more, and at the stop records those that finished in the store without waiting for
+    #: the rest; the draws the decision did not use are :meth:`spent_ahead`.
     asks_ahead: bool = False
 
     def set_workers(self, n_workers: int) -> None:
