@@ -115,6 +115,8 @@ def _tasks() -> dict:
              "top-two Thompson, 0.95": lambda: TopTwoThompson(0.95),
              "batch Thompson (4 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=4),
              "batch Thompson (8 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=8),
+             "batch Thompson (16 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=16),
+             "batch Thompson (32 in flight), 0.95": lambda: BatchThompson(0.95, n_workers=32),
              "sequential halving, 160": lambda: SequentialHalving(160),
              "J-K-fold 5x2": lambda: JKFoldGrid(5, 2),
              "progressive sampling (PSearch schedule, 1,000 samples)": lambda: ProgressiveSampling(1000)}),
