@@ -265,3 +265,30 @@ def test_draws_asked_ahead_are_stored_reported_and_reused_on_resume(tmp_path):
     used = set(resumed.evaluations["key"])
     assert resumed.n_reused == len(stored & used)
     assert ahead_stored & used and ahead_stored & used == ahead_stored & set(clean.evaluations["key"])
+
+
+def _race_scores(params, seed):
+    """Simulated per-example scores (60 Bernoulli examples), the race's evidence."""
+    c = params["candidate"]
+    ex = (np.random.default_rng([seed, c]).random(60) < np.linspace(0.8, 0.5, 16)[c]).astype(float)
+    return {"score": float(ex.mean()), "payload": {"per_example": ex}}
+
+
+@pytest.mark.parametrize("baseline", [None, 3])
+def test_the_race_with_rounds_ahead_decides_as_the_sequential_race(baseline):
+    """Progressive sampling's race (per-example tests, a cost cap; with a baseline kept in every round
+    and a 5-fold confirmation) asks later rounds ahead and decides as without them."""
+    ev = FunctionEvaluator(_race_scores)
+
+    def rounds(r):
+        return [{k: v for k, v in x.items() if k != "time"} for x in r["rounds"]]
+
+    for seed in range(3):
+        base = run_direct(ProgressiveSampling(1000, "psearch", "race", baseline=baseline), ev, 16, seed)
+        for w in (3, 16):
+            r = clock_run(ProgressiveSampling(1000, "psearch", "race", baseline=baseline), ev, 16, workers=w,
+                          durations="lognormal:1,0.8", seed=seed)
+            assert r.result["best"] == base["best"]
+            assert str(rounds(r.result)) == str(rounds(base))   # NaN p-values compare as text
+            assert str(r.result["baseline"]) == str(base["baseline"])
+            assert w == 3 or r.ahead > 0
