@@ -292,3 +292,19 @@ def test_the_race_with_rounds_ahead_decides_as_the_sequential_race(baseline):
             assert str(rounds(r.result)) == str(rounds(base))   # NaN p-values compare as text
             assert str(r.result["baseline"]) == str(base["baseline"])
             assert w == 3 or r.ahead > 0
+
+
+def test_progressive_asks_ahead_at_most_6_w_training_sets_of_the_current_round():
+    """Later rounds train on more data: with sizes 10, 100, 1000 and 4 workers, the 8 draws the count
+    bound allows would hold 800 training examples ahead; 3 x 2 x 4 x 10 = 240 allow two."""
+    from certa.strategies.progressive import AHEAD_SIZE
+
+    s = ProgressiveSampling(1000, [10, 100, 1000])
+    s.set_workers(4)
+    s.start(8, 0)
+    first = _drive(s)
+    for d, score in zip(first[:6], [0.5, 0.9, 0.1, 0.8, 0.3, 0.7]):
+        s.tell(d, _ok(score))
+    ahead = _drive(s)
+    assert AHEAD_SIZE * AHEAD_PER_WORKER * 4 * 10 == 240
+    assert [(d.candidate, d.index[0], d.size) for d in ahead] == [(1, 1, 100), (3, 1, 100)]

@@ -42,7 +42,7 @@ from _common import RESULTS, TDSA_MODELS8, loadavg, machine_info, save, tdsa_tab
 from certa import FunctionEvaluator, run
 from certa.engine.draws import Draw
 from certa.engine.store import MemoryStore
-from certa.planning.clock import RecordedDurations, as_durations, clock_run
+from certa.planning.clock import Durations, RecordedDurations, as_durations, clock_run
 from certa.planning.simulate import ReplayScores, run_direct
 from certa.strategies import (
     BatchThompson,
@@ -104,6 +104,23 @@ def identity(seeds: int, workers: list[int], confidence: float) -> list[dict]:
     return rows
 
 
+class SizedDurations(Durations):
+    """A candidate's measured fit time (at the full training set) scaled by the draw's training size
+    over the full size: progressive sampling's small rounds take less time than its large ones."""
+
+    def __init__(self, times: dict, full: int) -> None:
+        self.base, self.full = RecordedDurations(times), int(full)
+        self.description = f"{self.base.description}, scaled by training size / {full}"
+
+    def bind(self, names):
+        bound = SizedDurations.__new__(SizedDurations)
+        bound.__dict__.update(self.__dict__, base=self.base.bind(names))
+        return bound
+
+    def for_draw(self, draw: Draw, seed: int) -> float:
+        return self.base.for_draw(draw, seed) * (draw.size or self.full) / self.full
+
+
 def _tasks() -> dict:
     """Each task: (score model, number of candidates, durations, candidate names, {strategy: maker})."""
     fits = json.loads((RESULTS / "clock_svc_fits.json").read_text())
@@ -125,6 +142,9 @@ def _tasks() -> dict:
             {"sequential halving, 640": lambda: SequentialHalving(640),
              "J-K-fold 5x2": lambda: JKFoldGrid(5, 2),
              "progressive sampling (PSearch schedule, 1,000 samples)": lambda: ProgressiveSampling(1000)}),
+        "64 candidates (the same grid, fit times scaled by the training size: 1 % to 100 % of 1,000)": (
+            ReplayScores(fits["scores"]), len(names), SizedDurations(fits["seconds"], 1000), names,
+            {"progressive sampling (PSearch schedule, 1,000 samples)": lambda: ProgressiveSampling(1000)}),
     }
 
 
@@ -164,7 +184,7 @@ class Sleeping(FunctionEvaluator):
 
 def real(seeds: list[int], workers: list[int]) -> list[dict]:
     tasks = _tasks()
-    (k8, (score8, n8, _, _, _)), (k64, (score64, n64, dur64, names64, _)) = tasks.items()
+    (k8, (score8, n8, _, _, _)), (k64, (score64, n64, dur64, names64, _)), _ = tasks.items()
     checks = [("sequential halving, 160", k8, lambda: SequentialHalving(160), score8, n8, "lognormal:0.1,0.05",
                [f"c{i}" for i in range(n8)]),
               ("progressive sampling (PSearch schedule, 1,000 samples)", k64, lambda: ProgressiveSampling(1000),
@@ -235,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
         for r in (r for r in out["fronts"] if r.get("task", "") == task):
             lines.append(f"| {r['strategy']} | {r['workers']} | {r['runs']} | {r['mean_occupancy']:.1%} | "
                          f"{r['mean_evaluations']:.1f} | {r.get('mean_ahead', 0.0):.1f} | "
-                         f"{r.get('mean_wall', float('nan')):.2f} |")
+                         f"{r.get('mean_wall', float('nan')):.3g} |")
     lines += ["", "The clock against real runs (ThreadPoolExecutor, every evaluation sleeping the duration the clock "
               "gives its draw, same seed)", "",
               "| strategy | seed | threads | real wall s | clock wall s | real / clock | real occupancy | clock occupancy "

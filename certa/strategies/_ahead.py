@@ -47,6 +47,10 @@ class AheadBook:
         """Draws asked ahead and not yet claimed by a round or spent."""
         return len(self._open)
 
+    def open_idents(self) -> list[Hashable]:
+        """The idents of the draws asked ahead and not yet claimed or spent."""
+        return list(self._open)
+
     def __contains__(self, ident: Hashable) -> bool:
         return ident in self._open
 

@@ -62,6 +62,12 @@ RACE_CONFIRM_FOLDS = 5
 BASELINE_RULES = ("gate", "evidence")
 #: PSearch's floor, also the race's default floor.
 PSEARCH_FLOOR = 0.2
+#: Rounds ahead train on more data, so they take longer: the draws asked ahead and not yet taken by a
+#: round hold at most ``AHEAD_SIZE * 2 * n_workers`` training sets of the current round's size (besides
+#: the ``2 * n_workers`` draws), so that evaluations guessed far ahead do not hold the workers the
+#: next round needs (virtual clock, times growing with the training size: 16 workers then finish no
+#: later than 8; docs/adaptive.md "Every front on the clock").
+AHEAD_SIZE = 3
 
 
 def survivors(scores: np.ndarray, rule: str | float | Callable = "mean", floor: float | None = None,
@@ -212,15 +218,18 @@ class ProgressiveSampling(Strategy):
     {'x': 3}
 
     Rounds ahead: while a round's last evaluations run and workers are idle
-    (``n_workers``, set by the runner from the executor), the next rounds are
-    asked ahead for the settings most likely to reach them: the survival rule
-    applied to the round's scores told so far (again to those it keeps for each
-    later round; under the race, the better half), at most ``2 * n_workers``
-    asked ahead and not yet taken by a round. Each round still decides on the
-    scores of its own members, so the rounds, survivors and choice are the same
-    for any number of workers and any completion order. Evaluations asked ahead
-    for a setting that does not reach their round are *spent ahead*
-    (``result()["evaluations_ahead"]``, kept in the store, left out of the
+    (``n_workers``, set by the runner from the executor), later rounds are
+    asked ahead, nearest first, for the settings most likely to reach them:
+    round ``r + j`` is guessed to hold the best ``ceil(n f^j)`` of the round's
+    ``n`` settings by their latest score told (``f`` the share that survived
+    the rounds so far; the race's baseline always), at most ``2 * n_workers``
+    asked ahead and not yet taken by a round, holding at most ``6 * n_workers``
+    training sets of the current round's size (later rounds train on more).
+    Each round still decides on the scores of its own members, so the rounds,
+    survivors and choice are the same for any number of workers and any
+    completion order. Evaluations asked ahead for a setting that does not
+    reach their round are *spent ahead* (``result()["evaluations_ahead"]``,
+    kept in the store, left out of the
     selection's evaluations; a resumed run asking the same draw reuses it).
     """
 
@@ -394,7 +403,8 @@ class ProgressiveSampling(Strategy):
     def _ask_ahead(self) -> Draw | None:
         """A draw of a later round for a setting likely to reach it, nearest round first, best first: round
         ``r + j`` is guessed to hold the best ``ceil(n f^j)`` of the round's ``n`` settings by their latest
-        score told (``f``: the share that survived the rounds so far, a half before the first is decided)."""
+        score told (``f``: the share that survived the rounds so far, a half before the first is decided);
+        within the bounds on the draws asked ahead (:data:`AHEAD_PER_WORKER`, :data:`AHEAD_SIZE`)."""
         w, r = self.n_workers, self._round
         if w <= 1 or self._confirm is not None or self._book.n_open >= AHEAD_PER_WORKER * w:
             return None
@@ -404,9 +414,10 @@ class ProgressiveSampling(Strategy):
         evaluated = sum(x["n_evaluated"] for x in self._rounds)
         share = sum(x["n_survived"] for x in self._rounds) / evaluated if evaluated else 0.5
         n = len(members)
+        room = AHEAD_SIZE * AHEAD_PER_WORKER * w * self.sizes[r] - sum(self.sizes[q] for _, q in self._book.open_idents())
         for later in range(r + 1, len(self.sizes)):
             n = math.ceil(n * share)
-            if n < 2:   # one setting left: no such round
+            if n < 2 or self.sizes[later] > room:   # one setting left (no such round), or too large a draw ahead
                 return None
             guess = ranked[:n] + ([self.baseline] if self.baseline in ranked[n:] else [])   # the race keeps it
             for c in guess:
