@@ -39,17 +39,9 @@ from _common import RESULTS, loadavg, machine_info, md_table, write_results
 from certa.engine.candidates import candidates_from_grid
 from certa.search._screen import REPEATS
 
-from .tasks import SVC_FRESH, SVC_GRID
+from .tasks import SVC_FRESH, SVC_GRID, svc_data
 
 METHODS = ("certa", "grid", "halving")
-
-
-def data(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    from sklearn.datasets import make_classification
-
-    X, y = make_classification(n_samples=n + SVC_FRESH, n_features=20, n_informative=6, n_redundant=4,
-                               n_clusters_per_class=2, flip_y=0.1, class_sep=1.0, random_state=33)
-    return X[:n], y[:n], X[n:], y[n:]
 
 
 def truth(n: int, X, y, Xf, yf) -> list[float]:
@@ -198,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     methods = [m for m in args.methods.split(",") if m]
     if any(m not in METHODS for m in methods):
         ap.error(f"--methods: choose from {METHODS}")
-    X, y, Xf, yf = data(args.n)
+    X, y, Xf, yf = svc_data(args.n)
     t0 = time.perf_counter()
     tr = truth(args.n, X, y, Xf, yf)
     print(f"truth ready ({time.perf_counter() - t0:.0f} s); best {max(tr):.4f}", flush=True)

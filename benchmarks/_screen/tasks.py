@@ -84,13 +84,13 @@ class Task:
 SVC_GRID = {"C": [float(2.0 ** e) for e in range(-5, 11, 2)], "gamma": [float(2.0 ** e) for e in range(-15, 1, 2)]}
 
 
-def svc_data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(X, y) of the searches and (X, y) of the 40,000 fresh samples (simulated)."""
+def svc_data(n: int = SVC_N) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y) of the searches' ``n`` samples and (X, y) of the 40,000 fresh samples (simulated)."""
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(n_samples=SVC_N + SVC_FRESH, n_features=20, n_informative=6, n_redundant=4,
+    X, y = make_classification(n_samples=n + SVC_FRESH, n_features=20, n_informative=6, n_redundant=4,
                                n_clusters_per_class=2, flip_y=0.1, class_sep=1.0, random_state=33)
-    return X[:SVC_N], y[:SVC_N], X[SVC_N:], y[SVC_N:]
+    return X[:n], y[:n], X[n:], y[n:]
 
 
 def _svc_truth(X, y, Xf, yf) -> list[float]:

@@ -450,6 +450,7 @@ class _UserFunctionEvaluator(Evaluator):
         self.test_size = test_size
         self.named = named
         self.rows = rows   # a RowSplitsPlan: split= was a scikit-learn splitter
+        self.plan = RandomSplitPlan(test_size, stratified=False)   # one plan: its splits are kept per process
 
     def evaluate(self, params: dict[str, Any], draw) -> Any:
         candidate = params["model"] if self.named else params
@@ -461,7 +462,7 @@ class _UserFunctionEvaluator(Evaluator):
         if self.split is not None:
             train, test = self.split(self.data, draw.seed)
         else:
-            train, test = split_data(self.data, RandomSplitPlan(self.test_size, stratified=False), draw)
+            train, test = split_data(self.data, self.plan, draw)
         return self.evaluate_fn(candidate, train, test, draw.seed)
 
     def fingerprint_parts(self) -> dict[str, str]:
