@@ -180,7 +180,7 @@ def test_a_binding_cap_counts_the_evaluations_spent_ahead():
     assert int(np.sum(r["evaluations"])) + r["evaluations_ahead"] <= 60
 
 
-_CUT = {"store": None, "row": None, "candidate": None}
+_CUT = {"store": None, "row": None, "candidate": None, "hold": False}
 
 
 def _stored_rows_past(path, row):
@@ -193,13 +193,15 @@ def _stored_rows_past(path, row):
 
 
 def _cut_at_a_row(params, seed):
-    """Raises KeyboardInterrupt in candidate ``_CUT["candidate"]``'s evaluation of row
-    ``_CUT["row"]``, once the store holds an evaluation of a later row (asked ahead)."""
+    """Waits in candidate ``_CUT["candidate"]``'s evaluation of row ``_CUT["row"]`` until the store
+    holds an evaluation of a later row (asked ahead meanwhile), then raises KeyboardInterrupt, or
+    with ``_CUT["hold"]`` returns its score (a state to wait for, not a time)."""
     if _CUT["store"] is not None and params["c"] == _CUT["candidate"] and seed == _CUT["seed"]:
         deadline = time.monotonic() + 60
         while _stored_rows_past(_CUT["store"], _CUT["row"]) == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
-        raise KeyboardInterrupt
+        if not _CUT["hold"]:
+            raise KeyboardInterrupt
     return tdsa_like(params, seed)
 
 
@@ -212,10 +214,21 @@ def test_draws_asked_ahead_are_kept_in_the_store_and_reused_on_resume(tmp_path):
     ev = FunctionEvaluator(_cut_at_a_row)
     clean = run(PairedElimination(0.95), ev, CANDS, random_state=3, progress=False)
     # a whole run with 8 workers: the evaluations spent ahead that finished are in the store,
-    # not in the selection's evaluations; certa.load reads the same selection back
+    # not in the selection's evaluations; certa.load reads the same selection back. The best's
+    # evaluation of the stopping row waits until a later row's evaluation is stored, so at least
+    # one is spent ahead however the threads are scheduled.
+    res = clean.result
     full = tmp_path / "full.sqlite"
-    with ThreadPoolExecutor(8) as pool:
-        sel = run(PairedElimination(0.95), ev, CANDS, random_state=3, executor=pool, store=full, progress=False)
+    last = res["rows"] - 1
+    _CUT.update(store=full, row=last, candidate=res["best"], hold=True,
+                seed=split_draw(3, res["best"], last, paired=True).seed)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            sel = run(PairedElimination(0.95), ev, CANDS, random_state=3, executor=pool, store=full,
+                      progress=False)
+    finally:
+        _CUT.update(store=None, hold=False)
+    assert _decision(sel) == _decision(clean)
     stored = {k for (k,) in sqlite3.connect(full).execute("SELECT draw_key FROM evaluations")}
     used = set(sel.evaluations["key"])
     assert used <= stored and 0 < len(stored - used) <= sel.result["evaluations_ahead"]
@@ -235,7 +248,6 @@ def test_draws_asked_ahead_are_kept_in_the_store_and_reused_on_resume(tmp_path):
 
     # cut with 8 workers at a row followed by 6 rows without an elimination, once a later row's
     # evaluation is stored; resumed with one worker: the draws asked ahead are reused
-    res = clean.result
     gone = set(res["eliminated"].values())
     row = next(r for r in range(10, res["rows"]) if not gone & set(range(r, r + 6)))
     store = tmp_path / "ahead.sqlite"
