@@ -135,7 +135,7 @@ def test_each_rung_eliminates_by_the_paired_rule_computed_independently():
         table = {(int(row.candidate), int(row.key.split("/")[2].split(".")[1])): float(row.score)
                  for row in part.itertuples() if row.key.split("/")[2].split(".")[0] == str(r["rung"])}
         rows = rung_rows(len(r["candidates"]))      # 4 rows for 24 candidates, 10 for 8
-        assert r["max_rows"] == rows == min(10, max(2, math.ceil(96 / len(r["candidates"]))))
+        assert r["max_rows"] == rows == min(10, max(1, math.ceil(96 / len(r["candidates"]))))
         ruled, keep, used_rows = _reference_rung(table, r["candidates"], 0.05, rows)
         assert (r["ruled_out"], r["kept"], r["rows"]) == (ruled, keep, used_rows)
     assert sel.result["finalists"] == rungs[-1]["kept"]
@@ -143,6 +143,55 @@ def test_each_rung_eliminates_by_the_paired_rule_computed_independently():
     # the race is at full size ("split" draws) among the finalists only
     race = ev[ev["kind"] == "split"]
     assert set(race["candidate"]) == set(sel.result["finalists"])
+
+
+class ManyScores(Evaluator):
+    """Simulated, 120 candidates: mean ``0.9 - 0.002 c`` at full size, ``0.03 (N / size - 1) / 8`` less for
+    every third one on fewer examples; row effect SD 0.03, own noise SD 0.02 (so one row misorders
+    neighbours). ``delay`` > 0 sleeps a time drawn from the draw."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+
+    def evaluate(self, params, draw):
+        c, size = params["c"], (draw.size or N_TRAIN)
+        if self.delay:
+            time.sleep(self.delay * np.random.default_rng([draw.seed, c, 7]).random())
+        mean = 0.9 - 0.002 * c - (0.03 if c % 3 == 0 else 0.0) * (N_TRAIN / size - 1) / 8
+        return float(mean + np.random.default_rng(draw.seed).normal(0, 0.03)
+                     + np.random.default_rng([draw.seed, c]).normal(0, 0.02))
+
+    def fingerprint(self):
+        return "many-scores-v1"
+
+
+MANY = [{"c": c} for c in range(120)]
+
+
+def test_a_rung_of_more_candidates_than_the_rung_budget_has_one_row_and_keeps_its_top_third():
+    seed = 0
+    # 120 > 96 candidates: ceil(96 / 120) = 1 row (a rung costs at most its budget plus n), which no
+    # paired statistic can use (it needs 2 common rows): the rung keeps the 40 highest scores of its
+    # row, ties by index; the next rung (40 candidates, 3 rows) and the race go on as usual
+    sizes = screen_sizes(120, N_TRAIN)
+    assert sizes == [30, 90, 270] and [rung_rows(n) for n in (120, 40, 14)] == [1, 3, 7]
+    sel = run(ScreenThenRace(0.95, sizes, n_train=N_TRAIN), ManyScores(), MANY, random_state=seed, progress=False)
+    ev = sel.evaluations
+    first = sel.result["rungs"][0]
+    assert (first["candidates"], first["max_rows"], first["rows"], first["ruled_out"]) == (list(range(120)), 1, 1, [])
+    row0 = ev[(ev["kind"] == "subset") & (ev["index"].map(tuple) == (0, 0))]
+    assert len(row0) == 120 and set(row0["size"]) == {30}
+    assert first["kept"] == sorted(row0.sort_values(["score", "candidate"], ascending=[False, True])
+                                   ["candidate"].head(40).tolist())
+    table = {(int(r.candidate), 0): float(r.score) for r in row0.itertuples()}
+    assert _reference_rung(table, first["candidates"], 0.05, 1) == ([], first["kept"], 1)
+    assert sel.result["rungs"][1]["candidates"] == first["kept"] and sel.result["rungs"][1]["max_rows"] == 3
+    assert sel.result["stop_reason"] == "confident" and sel.best_index in sel.result["finalists"]
+    # the same decisions with 4 threads finishing out of order (rows asked ahead from a 1-row rung)
+    with ThreadPoolExecutor(4) as pool:
+        par = run(ScreenThenRace(0.95, sizes, n_train=N_TRAIN), ManyScores(delay=0.002), MANY, random_state=seed,
+                  executor=pool, progress=False)
+    assert _decision(par) == _decision(sel)
 
 
 def test_the_claim_in_words():

@@ -17,7 +17,8 @@
   ``certa-noscreen`` the same with ``screen=True`` / ``screen=False``. Before the screen landed
   (no ``screen`` argument), ``certa-noscreen`` is the default of the day, the paired race on
   every setting, which ``screen=False`` keeps. ``certa-tol0``: the default with ``tolerance=0`` (the
-  best of the finalists, not the best within 0.005).
+  best of the finalists, not the best within 0.005); ``certa-tol0.002``, ``certa-tol0.001``: with that
+  tolerance (candidates for a smaller screened default).
 """
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ from certa.engine.draws import derive_seed
 from .tasks import Task, clear_shared, fresh_estimator
 from .timing import one_thread, recording
 
-METHODS = ("grid5", "halving5", "optuna-wilcoxon", "certa-default", "certa-tol0", "certa-screen", "certa-noscreen")
-CERTA = ("certa-default", "certa-tol0", "certa-screen", "certa-noscreen")
+METHODS = ("grid5", "halving5", "optuna-wilcoxon", "certa-default", "certa-tol0", "certa-tol0.002", "certa-tol0.001",
+           "certa-screen", "certa-noscreen")
+CERTA = ("certa-default", "certa-tol0", "certa-tol0.002", "certa-tol0.001", "certa-screen", "certa-noscreen")
 P_THRESHOLD = 0.1
 NEAR = 0.002   # "right": the chosen setting's true score within this of the best
 
@@ -188,8 +190,8 @@ def runner(method: str, optuna_steps: int) -> Callable[[Task, int], dict[str, An
     if method == "optuna-wilcoxon":
         return lambda t, s: run_optuna(t, s, optuna_steps)
     if method in CERTA:
-        screen = {"certa-default": None, "certa-tol0": None, "certa-screen": True, "certa-noscreen": False}[method]
-        tol = 0.0 if method == "certa-tol0" else None
+        screen = {"certa-screen": True, "certa-noscreen": False}.get(method)
+        tol = float(method[len("certa-tol"):]) if method.startswith("certa-tol") else None
         return lambda t, s: run_certa(t, s, screen, tol)
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from _common import RESULTS, fmt_load, loadavg, machine_info, write_results
 
-from .methods import METHODS, has_screen, measure
+from .methods import CERTA, METHODS, has_screen, measure
 from .report import task_markdown
 from .tasks import TASKS, load_task
 
@@ -98,7 +98,7 @@ def run(task_names: str | list[str], seeds: list[int], methods: list[str], force
         for name in names:
             task, res = tasks[name], results[name]
             for m in methods:
-                if m in ("certa-default", "certa-tol0", "certa-screen") and not has_screen():
+                if m in CERTA and m != "certa-noscreen" and not has_screen():
                     continue
                 runs = res["records"].setdefault(m, {})
                 if str(seed) in runs and not force:

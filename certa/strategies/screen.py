@@ -32,9 +32,10 @@ FACTOR = 3
 ROWS = 10
 #: A rung of ``n`` candidates has ``ceil(RUNG_BUDGET / n)`` rows (at least ``MIN_ROWS``, at most
 #: ``ROWS``): with many candidates the first rung's rows shrink, so a rung costs about ``RUNG_BUDGET``
-#: evaluations at its size however many candidates it starts with (docs/screen.md).
+#: evaluations at its size however many candidates it starts with (docs/screen.md); more than
+#: ``RUNG_BUDGET`` candidates get one row (a rung of fewer than 6 rows keeps its top third by mean).
 RUNG_BUDGET = 96
-MIN_ROWS = 2
+MIN_ROWS = 1
 #: At least this many candidates leave each rung (and reach the race).
 MIN_FINALISTS = 2
 #: No rung trains on fewer examples than this.
@@ -86,8 +87,8 @@ def rung_rows(n_candidates: int, *, budget: int | None = RUNG_BUDGET, rows: int 
 
     Examples
     --------
-    >>> [rung_rows(n) for n in (250, 84, 64, 28, 22, 8)]
-    [2, 2, 2, 4, 5, 10]
+    >>> [rung_rows(n) for n in (250, 97, 96, 84, 64, 28, 22, 8)]
+    [1, 1, 1, 2, 2, 4, 5, 10]
     """
     if budget is None:
         return rows
@@ -134,12 +135,11 @@ class ScreenThenRace(Strategy):
     seed ``row_seed(rung_seed(root, k), r)``: fresh rows at every rung, none shared with the race).
     Within the rung the paired delta-correct rule (:class:`PairedElimination` at ``screen_confidence``)
     eliminates the candidates its paired differences rule out, row by row, for at most
-    :func:`rung_rows` rows: ``ceil(rung_budget / n)`` for a rung of ``n`` candidates, between 2 and
+    :func:`rung_rows` rows: ``ceil(rung_budget / n)`` for a rung of ``n`` candidates, between 1 and
     ``rows`` (it stops sooner when one candidate is left). The rung then passes on the candidates not ruled
     out, **at most** ``ceil(n / factor)`` of them (``n`` the rung's candidates; the cost bound: a rung
-    costs at most ``max(rung_budget + n, 2 n)`` evaluations at its size, however close the
-    candidates are), those with
-    the highest mean on the rung's rows, and **at least** ``min_finalists`` (the highest means,
+    costs fewer than ``rung_budget + n`` evaluations at its size, however close the candidates
+    are), those with the highest mean on the rung's rows, and **at least** ``min_finalists`` (the highest means,
     eliminated or not). A rung reached with ``min_finalists`` candidates or fewer is skipped. The
     candidates left after the last rung are the *finalists*: :class:`PairedElimination` at
     ``confidence`` (and ``tolerance``, ``max_evals``) races them on full-size rows (draws ``"split"``,
@@ -164,7 +164,7 @@ class ScreenThenRace(Strategy):
     rows : int >= 2, default 10
         Rows per rung at most.
     rung_budget : int >= 1 or None, default 96
-        A rung of ``n`` candidates has ``ceil(rung_budget / n)`` rows (at least 2, at most ``rows``);
+        A rung of ``n`` candidates has ``ceil(rung_budget / n)`` rows (at least 1, at most ``rows``);
         ``None``: every rung has ``rows`` rows.
     screen_confidence : float or None
         The rungs' elimination confidence (default: ``confidence``).
