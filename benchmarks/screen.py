@@ -7,7 +7,9 @@ Subcommands (``python benchmarks/screen.py COMMAND --help`` lists a command's ar
   truths cached in ``results/screen_truth_<task>.json``);
 * ``cores``: wall time on ``--workers`` W (the issues' 4,000-sample SVC grid; certa's default,
   GridSearchCV and Halving with ``n_jobs=W``) -> ``results/screen_cores_<W>.{json,md}``;
-* ``report``: the tables of every task and issue 33's acceptance checks -> ``results/screen.md``.
+* ``report``: the tables of every task and issue 33's acceptance checks -> ``results/screen.md``;
+* ``one-row``: every setting on the screen's rows at given training sizes: the true best's rank on one
+  row and on two -> ``results/screen_one_row_<task>.{json,md}``.
 
 ``--results DIR`` (before the command) writes, and reads any cached input, in ``DIR`` instead of
 ``benchmarks/results``. Run under ``flock /tmp/certa-cpu.lock nice -n 5``.
@@ -21,6 +23,7 @@ COMMANDS = {
     "run": ("_screen.run", "every method on one task, per seed (resumable)"),
     "report": ("_screen.report", "tables and acceptance checks of every task"),
     "cores": ("_screen.cores", "wall time on W workers: the issues' SVC grid at 4,000 samples, certa vs GridSearchCV/Halving"),
+    "one-row": ("_screen.one_row", "the true best's rank on one row or two of the screen's small rungs"),
 }
 
 if __name__ == "__main__":

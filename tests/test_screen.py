@@ -172,9 +172,12 @@ def test_a_rung_of_more_candidates_than_the_rung_budget_has_one_row_and_keeps_it
     seed = 0
     # 120 > 96 candidates: ceil(96 / 120) = 1 row (a rung costs at most its budget plus n), which no
     # paired statistic can use (it needs 2 common rows): the rung keeps the 40 highest scores of its
-    # row, ties by index; the next rung (40 candidates, 3 rows) and the race go on as usual
-    sizes = screen_sizes(120, N_TRAIN)
-    assert sizes == [30, 90, 270] and [rung_rows(n) for n in (120, 40, 14)] == [1, 3, 7]
+    # row, ties by index; the next rung (40 candidates, 3 rows) and the race go on as usual. The
+    # default schedule leaves the smallest size (30) out for a one-row first rung; given, it runs there
+    assert screen_sizes(120, N_TRAIN) == [90, 270] and screen_sizes(120, N_TRAIN, budget=None) == [30, 90, 270]
+    assert screen_sizes(95, N_TRAIN) == [30, 90, 270] and rung_rows(95) == 2 and rung_rows(96) == 1
+    sizes = [30, 90, 270]
+    assert [rung_rows(n) for n in (120, 40, 14)] == [1, 3, 7]
     sel = run(ScreenThenRace(0.95, sizes, n_train=N_TRAIN), ManyScores(), MANY, random_state=seed, progress=False)
     ev = sel.evaluations
     first = sel.result["rungs"][0]

@@ -6,10 +6,10 @@ with a score model per rung). Simulated scores, stated as such: 64 candidates, e
 ``[0, B]``), so ranks change between rungs. Per setting: the screen's miss rate (the finalists hold
 no candidate within the tolerance of the true best) and the race's wrong-choice rate among the
 finalists (its claim: at most ``1 - confidence``). Two more rows: 250 candidates on 4,800 training
-examples (the lemma grid's size: four rungs, 1/81 to 1/3, two rows each on the first two).
+examples (the lemma grid's size: three rungs, 1/27 to 1/3, of 1, 2 and 4 rows; 10 finalists).
 
-Run: ``flock /tmp/certa-cpu.lock nice -n 5 python benchmarks/_adaptive/screen_calibration.py [RUNS]``
-(default 400 runs per row; prints a markdown table).
+Run: ``flock /tmp/certa-cpu.lock nice -n 5 python benchmarks/_adaptive/screen_calibration.py [RUNS [K]]``
+(default 400 runs per row; ``K``: only the rows of ``K`` candidates, 64 or 250; prints a markdown table).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def model(kind: str, b_max: float, k: int = 64, seed: int = 33):
     return full, b
 
 
-def main(runs: int = 400) -> None:
+def main(runs: int = 400, only: int | None = None) -> None:
     from certa.planning.simulate import simulate
     from certa.strategies import ScreenThenRace
     from certa.strategies.screen import screen_sizes
@@ -43,6 +43,8 @@ def main(runs: int = 400) -> None:
                                                                  ("steps of 0.01", 0.0, (0.0, 0.1)))
              for b in spreads] + [(250, 4800, "flat top", 0.005, b) for b in (0.0, 0.1)]
     for k, n_train, kind, tol, b_max in cases:
+        if only is not None and k != only:
+            continue
         sizes = screen_sizes(k, n_train)
         full, b = model(kind, b_max, k=k)
         rung_means = [full - b * ((s / n_train) ** -0.5 - 1) for s in sizes]
@@ -57,4 +59,4 @@ def main(runs: int = 400) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400, int(sys.argv[2]) if len(sys.argv) > 2 else None)

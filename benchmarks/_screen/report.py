@@ -25,10 +25,13 @@ LABELS = {"grid5": "GridSearchCV(cv=5)", "halving5": "HalvingGridSearchCV(cv=5)"
           "optuna-wilcoxon": "Optuna GridSampler + WilcoxonPruner", "certa-default": "certa default",
           "certa-tol0": "certa tolerance=0", "certa-tol0.002": "certa tolerance=0.002",
           "certa-tol0.001": "certa tolerance=0.001",
-          # records of an earlier version, kept under their own names (not rerun): ``-2rows``, a rung had at
-          # least 2 rows (before 1-row first rungs for more than 96 settings)
-          "certa-default-2rows": "certa default, first rungs >= 2 rows (before)",
-          "certa-tol0-2rows": "certa tolerance=0, first rungs >= 2 rows (before)",
+          # records of earlier versions, kept under their own names (not rerun): ``-2rows``, a rung had at
+          # least 2 rows (before one-row first rungs for 96 settings or more); ``-1row81``, the one-row
+          # first rung at the smallest size (1/81 on lemma; now one size up)
+          "certa-default-2rows": "certa default, first rung 2 rows at 1/81 (before)",
+          "certa-tol0-2rows": "certa tolerance=0, first rung 2 rows at 1/81 (before)",
+          "certa-default-1row81": "certa default, first rung 1 row at 1/81 (tried)",
+          "certa-tol0-1row81": "certa tolerance=0, first rung 1 row at 1/81 (tried)",
           "certa-screen": "certa screen=True", "certa-noscreen": "certa screen=False"}
 ORDER = list(LABELS)
 DELTA = 0.05

@@ -32,8 +32,8 @@ FACTOR = 3
 ROWS = 10
 #: A rung of ``n`` candidates has ``ceil(RUNG_BUDGET / n)`` rows (at least ``MIN_ROWS``, at most
 #: ``ROWS``): with many candidates the first rung's rows shrink, so a rung costs about ``RUNG_BUDGET``
-#: evaluations at its size however many candidates it starts with (docs/screen.md); more than
-#: ``RUNG_BUDGET`` candidates get one row (a rung of fewer than 6 rows keeps its top third by mean).
+#: evaluations at its size however many candidates it starts with (docs/screen.md); ``RUNG_BUDGET``
+#: or more candidates get one row (a rung of fewer than 6 rows keeps its top third by mean).
 RUNG_BUDGET = 96
 MIN_ROWS = 1
 #: At least this many candidates leave each rung (and reach the race).
@@ -54,19 +54,26 @@ def rung_seed(root: int, rung: int) -> int:
 
 
 def screen_sizes(n_candidates: int, n_train: int, *, factor: int = FACTOR, min_finalists: int = MIN_FINALISTS,
-                 min_size: int = MIN_SIZE) -> list[int]:
+                 min_size: int = MIN_SIZE, budget: int | None = RUNG_BUDGET) -> list[int]:
     """The rungs' training sizes: ``n_train / factor^m, ..., n_train / factor`` (rounded).
 
     ``m`` is the largest number of rungs after which at least ``min_finalists`` candidates would
     be left if each rung kept ``1 / factor`` of its candidates (``n_candidates / factor^m >=
-    min_finalists``); rungs below ``min_size`` examples are left out. Empty: no screen.
+    min_finalists``); rungs below ``min_size`` examples are left out. With ``budget`` candidates or
+    more the first rung has one row (:func:`rung_rows`), and one row of models trained on
+    the smallest size ranks the best too noisily (docs/screen.md: on the lemma grid, 1/81 of the
+    data dropped the true best in 2 of 20 runs, 1/27 in none): the smallest size is then left
+    out too, so the one row trains on ``factor`` times as many examples (and the race gets
+    ``factor`` times as many finalists). Empty: no screen.
 
     Examples
     --------
     >>> screen_sizes(64, 3200)            # 64 -> 22 -> 8 -> 3 finalists
     [119, 356, 1067]
-    >>> screen_sizes(250, 1200)           # 1200 / 81 < 20: the smallest rung is left out
-    [44, 133, 400]
+    >>> screen_sizes(100, 1200)           # 1200 / 81 < 20 is left out; 100 > 96: so is 1200 / 27
+    [133, 400]
+    >>> screen_sizes(250, 4800)           # 250 -> 84 -> 28 -> 10 finalists, the first rung (one row) at 1/27
+    [178, 533, 1600]
     >>> screen_sizes(4, 3200)
     []
     """
@@ -77,7 +84,10 @@ def screen_sizes(n_candidates: int, n_train: int, *, factor: int = FACTOR, min_f
     while k / factor ** (m + 1) >= min_finalists:
         m += 1
     sizes = [int(round(n / factor ** j)) for j in range(m, 0, -1)]
-    return [s for s in sizes if min_size <= s < n]
+    sizes = [s for s in sizes if min_size <= s < n]
+    if budget is not None and len(sizes) > 1 and rung_rows(k, budget=budget) < 2:
+        sizes = sizes[1:]     # a one-row first rung trains on the next size, not the smallest
+    return sizes
 
 
 def rung_rows(n_candidates: int, *, budget: int | None = RUNG_BUDGET, rows: int = ROWS,
