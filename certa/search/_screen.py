@@ -203,7 +203,7 @@ def break_even(n_candidates: int, sizes: list[int], n_train: int) -> float:
 
     Examples
     --------
-    >>> break_even(64, [44, 133, 400], 1200), break_even(250, [59, 178, 533, 1600], 4800)
+    >>> break_even(64, [44, 133, 400], 1200), break_even(250, [178, 533, 1600], 4800)
     (0.0, 0.0)
     >>> round(break_even(16, [80], 240), 2), round(break_even(24, [27, 80], 240), 2)
     (0.43, 0.2)
