@@ -24,11 +24,13 @@ from certa.search.bandit import make_strategy
 from certa.strategies import PairedElimination, TopTwoThompson
 from certa.strategies._paired import (
     CONTRAST_ROWS,
+    EXIT_MIXTURE,
+    EXIT_RANK_SHARE,
+    PRIOR_MIXTURE,
     PairTable,
     log_e_process_one_sided,
     paired_confidence,
     paired_offsets,
-    paired_statistic,
     paired_threshold,
     rank_shares,
     rival_weights,
@@ -293,20 +295,27 @@ def test_contrast_weights_and_statistics_equal_a_direct_computation():
     h = sum(1 / r**2 for r in range(1, k))
     later = matrix[CONTRAST_ROWS:]
     evidence = strat._contrast_evidence()
+    position = {c: r for r, c in enumerate(sorted(range(k), key=lambda c: -first[c]), start=1)}
+
+    def mixture_stat(n, m, v, mix):   # log sum_k w_k M+(c_k), from the components' closed form
+        return math.log(sum(w * math.exp(float(log_e_process_one_sided(n, m, v, 0.0, c))) for c, w in mix))
+
     for j in range(k):
         rivals = sorted((c for c in range(k) if c != j), key=lambda c: -first[c])   # by first-row score
         assert res["partners"][j] == rivals[0]
+        # the early exit: against a candidate in the lower part of the first row, the exit mixture
+        mix = EXIT_MIXTURE if position[j] > EXIT_RANK_SHARE * k else PRIOR_MIXTURE
         for rank, p in enumerate(rivals, start=1):
             d = later[:, p] - later[:, j]
             floor = 0.01 * 0.5 * (later[:, p].var() + later[:, j].var())
-            stat = paired_statistic(d.size, d.mean(), max(d.var(), floor)) if d.mean() > 0 else -np.inf
+            stat = mixture_stat(d.size, d.mean(), max(d.var(), floor), mix) if d.mean() > 0 else -np.inf
             # the running max over the rows after the first: recompute it row by row
             run_max = -np.inf
             for n in range(2, d.size + 1):
                 dn = d[:n]
                 fl = 0.01 * 0.5 * (later[:n, p].var() + later[:n, j].var())
                 if dn.mean() > 0:
-                    run_max = max(run_max, float(paired_statistic(n, dn.mean(), max(dn.var(), fl))))
+                    run_max = max(run_max, mixture_stat(n, dn.mean(), max(dn.var(), fl), mix))
             assert run_max >= float(stat) - 1e-12
             assert evidence[p, j] == pytest.approx(run_max + math.log(1 / rank**2 / h), rel=1e-12, abs=1e-12)
 

@@ -23,7 +23,7 @@ from certa.engine.plans import RandomSplitPlan
 from certa.engine.runner import RunInterrupted
 from certa.search._screen import MIN_CANDIDATES, cost_exponent, decide_screen
 from certa.strategies import PairedElimination, ScreenThenRace
-from certa.strategies._paired import paired_statistic
+from certa.strategies._paired import EXIT_MIXTURE, EXIT_RANK_SHARE, PRIOR_MIXTURE, paired_statistic
 from certa.strategies.screen import rung_rows, screen_sizes
 
 N_TRAIN = 810
@@ -76,7 +76,8 @@ def _reference_rung(rows_scores, members, delta, rows, factor=3, min_keep=2):
     (:func:`paired_statistic`, the closed form checked against its integral in test_paired), the
     variance floor, and (three or more candidates) each candidate's rivals ranked by the first row,
     the rival ranked ``r`` tested on the rows after it at ``log(1 / (w_r delta))``,
-    ``w_r = r^-2 / sum_{s<n} s^-2`` (two candidates: their pair on all rows at ``log(1 / delta)``);
+    ``w_r = r^-2 / sum_{s<n} s^-2``, with the exit mixture against a candidate in the lower part of
+    the first row (two candidates: their pair on all rows at ``log(1 / delta)``);
     the rung ends once the survivors are at most ``ceil(n / factor)`` or after ``rows`` rows, then
     keeps the highest means among the survivors (at most the cap, at least ``min_keep``)."""
     n = len(members)
@@ -94,7 +95,7 @@ def _reference_rung(rows_scores, members, delta, rows, factor=3, min_keep=2):
         used_rows = r + 1
         var = {c: np.var([s for _, s in scores[c]]) if scores[c] else 0.0 for c in members}
 
-        def w(i, j, from_row=0):
+        def w(i, j, from_row=0, mixture=PRIOR_MIXTURE):
             ri = {row: s for row, s in scores[i] if row >= from_row}
             rj = {row: s for row, s in scores[j] if row >= from_row}
             common = sorted(set(ri) & set(rj))
@@ -102,8 +103,10 @@ def _reference_rung(rows_scores, members, delta, rows, factor=3, min_keep=2):
                 return -np.inf
             d = np.array([ri[row] - rj[row] for row in common])
             v = max(np.var(d), 0.01 * 0.5 * (var[i] + var[j]))
-            return float(paired_statistic(len(d), d.mean(), v))
+            return float(paired_statistic(len(d), d.mean(), v, 0.0, mixture))
         if r == 0:
+            first = sorted(alive, key=lambda c: (-scores[c][0][1], c))
+            lower = {c for pos, c in enumerate(first, start=1) if pos > EXIT_RANK_SHARE * len(first)}
             for j in members:
                 others = sorted((c for c in alive if c != j), key=lambda c: (-scores[c][0][1], c))
                 rank[j] = {c: i + 1 for i, c in enumerate(others)}
@@ -111,7 +114,8 @@ def _reference_rung(rows_scores, members, delta, rows, factor=3, min_keep=2):
             if n == 2:
                 evidence = max(w(k, j) for k in members if k != j)
             else:
-                evidence = max(w(k, j, from_row=1) + math.log(1 / rank[j][k] ** 2 / h) for k in rank[j])
+                mix = EXIT_MIXTURE if j in lower else PRIOR_MIXTURE
+                evidence = max(w(k, j, 1, mix) + math.log(1 / rank[j][k] ** 2 / h) for k in rank[j])
             if evidence > limit:
                 ruled.add(j)
         alive = [c for c in alive if c not in ruled]

@@ -19,6 +19,9 @@ replays of TDSA (8 models, its 500 rows), Debian (11) and digits (6) (the 100 fo
 0.05, the same seeds for every variant, cap 200 evaluations per candidate. Usage::
 
     flock /tmp/certa-cpu.lock nice -n 5 python benchmarks/adaptive.py paired-ranks --runs 1000
+
+``paired_ranks.{json,md}`` were measured before the early exit (``adaptive.py early-exit``); the same
+command with ``--out paired_ranks_exit`` measures the rule with it (same seeds).
 """
 from __future__ import annotations
 
@@ -100,6 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="adaptive.py paired-ranks", description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="paired_ranks", help="results/OUT.{json,md} (paired_ranks_exit: the rule with its early exit)")
     args = ap.parse_args(argv)
     t0 = time.time()
     fams = families()
@@ -119,6 +123,6 @@ def main(argv: list[str] | None = None) -> None:
                          "rows_per_candidate": rep.counts.mean(axis=0).round(2).tolist()}
         print(label, json.dumps({n: round(r["evaluations_mean"], 1) for n, r in res.items()}), flush=True)
     out.update(machine=machine_info(), wall_s=time.time() - t0, load_end=loadavg())
-    (RESULTS / "paired_ranks.json").write_text(json.dumps(out, indent=1))
-    (RESULTS / "paired_ranks.md").write_text(markdown(out))
+    (RESULTS / f"{args.out}.json").write_text(json.dumps(out, indent=1))
+    (RESULTS / f"{args.out}.md").write_text(markdown(out))
     print(markdown(out))

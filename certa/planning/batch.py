@@ -407,6 +407,7 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     """
     from ..strategies._paired import (
         CONTRAST_ROWS,
+        contrast_mixture,
         pair_statistics,
         paired_offsets,
         paired_threshold,
@@ -430,6 +431,8 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
     con = [np.zeros((R, k, k)) for _ in range(3)] + [np.zeros((R, k)) for _ in range(3)]    # the contrast's rows
     log_w = np.full((R, k, k), -np.inf)   # [run, rival k, j]: log of the contrast's share of delta on (k, j)
     partner = np.full((R, k), -1)
+    # the contrast's mixture per run and column j (contrast_mixture), fixed by the first row
+    mix = [(c, np.zeros((R, 1, k))) for c, _ in contrast_mixture(np.zeros(k, dtype=int), 1)]
     run0 = np.full((R, k, k), -np.inf)
     run_eps = np.full((R, k, k), -np.inf)
     c0 = np.full((R, k, k), -np.inf)
@@ -449,9 +452,10 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
         t[4][idx] += np.where(a, x, 0.0)
         t[5][idx] += np.where(a, x * x, 0.0)
 
-    def ranks_by(means: np.ndarray) -> np.ndarray:
+    def ranks_by(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``[run, k, j]``: rank of ``k`` among the survivors other than ``j`` (1 = highest mean, ties:
-        lowest index; survivors without a mean after), 0 where none (as ``rival_ranks``)."""
+        lowest index; survivors without a mean after), 0 where none (as ``rival_ranks``); and
+        ``[run, k]``: the rank of ``k`` among the survivors, 0 for the others (as ``first_row_positions``)."""
         surv = means != -np.inf   # nan: a survivor without a score
         key = np.where(np.isnan(means), -np.inf, means)
         order = np.argsort(-key, axis=1, kind="stable")                       # [run, position] -> candidate
@@ -463,7 +467,7 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
         rk = np.take_along_axis(rank_pos, pos, axis=1)                           # [run, k]
         r = rk[:, :, None] - ((pos[:, None, :] < pos[:, :, None]) & surv[:, None, :])
         ok = surv[:, :, None] & ~np.eye(k, dtype=bool)[None]
-        return np.where(ok, r, 0)
+        return np.where(ok, r, 0), np.where(surv, rk, 0)
 
     while active.any():
         idx = np.flatnonzero(active)
@@ -482,9 +486,10 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
                 run_eps[idx] = run0[idx]
         if row >= CONTRAST_ROWS and contrast_on:
             add(con, idx, a, x)
-            c0[idx] = np.maximum(c0[idx], pair_statistics(*(t[idx] for t in con), 0.0))
+            mix_idx = [(c, w[idx]) for c, w in mix]
+            c0[idx] = np.maximum(c0[idx], pair_statistics(*(t[idx] for t in con), 0.0, mix_idx))
             if tolerance > 0:
-                c_eps[idx] = np.maximum(c_eps[idx], pair_statistics(*(t[idx] for t in con), tolerance))
+                c_eps[idx] = np.maximum(c_eps[idx], pair_statistics(*(t[idx] for t in con), tolerance, mix_idx))
             else:
                 c_eps[idx] = c0[idx]
         lim = limit if threshold is None else np.asarray(threshold(row + 1), dtype=float)
@@ -499,8 +504,10 @@ def simulate_paired_batch(sampler: Any, *, confidence: float, tolerance: float =
         if row + 1 == CONTRAST_ROWS and contrast_on:   # fix each pair's share of delta by the rival's rank
             with np.errstate(invalid="ignore", divide="ignore"):
                 m = np.where(new_alive, full[4][idx] / full[3][idx], -np.inf)   # nan: a survivor without a score
-            rk = ranks_by(m)
+            rk, position = ranks_by(m)
             log_w[idx] = log_share[rk]
+            for (_, w), (_, w_idx) in zip(mix, contrast_mixture(position, (m != -np.inf).sum(axis=1))):
+                w[idx] = w_idx
             first = rk == 1
             partner[idx] = np.where(first.any(axis=1), np.argmax(first, axis=1), -1)
         means = np.where(new_alive, full[4][idx] / np.maximum(full[3][idx], 1), -np.inf)

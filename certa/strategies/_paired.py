@@ -86,6 +86,28 @@ in all, whatever the order of evaluations and however often the rule is checked.
 reached for a recommendation ``i``, ``1 - exp(-min_j E_ij)`` with ``E_ij`` the evidence above, is
 valid at any time by the same argument (:func:`paired_confidence`).
 
+The early exit
+--------------
+With the precision ``c = 1`` alone, ``M+`` gathers at most ``((N - 1) / 2) log(1 + N / c) + log 2``
+from ``N`` differences, whatever their size (its scale is unknown): 2.1 nats from 3, 3.1 from 4,
+so a candidate however far behind its first-ranked rival (``log(1 / (w_1 delta))`` = 3.35-3.41
+at delta 0.05 with 5 to 8 candidates) leaves after 6 rows at the earliest. A lower precision lifts
+that ceiling (6.4 nats from 3 differences at ``c = 0.01``) at the price of slower evidence for small
+effects. So the contrast against a candidate in the *lower third of the first row* (its rank
+among the survivors above ``EXIT_RANK_SHARE = 2/3`` of their number) uses a mixture::
+
+    M_N(u) = sum_k w_k M+_N(u; c_k),   EXIT_MIXTURE = (c, w): (1, 0.7), (0.01, 0.3)
+
+and every other pair keeps ``PRIOR_MIXTURE`` (``c = 1`` alone). A weighted sum of test martingales
+for the same differences (weights summing to 1) is a test martingale, and the weights are fixed by
+the first row, which the contrast's rows come after: given the first row, each contrast is still
+one pair's e-process on fresh i.i.d. differences, and "Why it is delta-correct" holds unchanged. Every
+component grows as ``u`` moves away below ``m``, so the infimum over ``u <= -eps`` is still at
+``u = -eps``. A candidate whose differences with its first-ranked rival are about 20 of their SDs
+below now leaves after its 4th row instead of its 6th (``tests/test_paired_exit.py``); the close
+candidates, mostly in the upper part of the first row, do not pay for it (``docs/adaptive.md``,
+"The early exit").
+
 Compared with the unpaired rule (:mod:`._glr`): one sequence per pair instead of two, a
 threshold of ``log(1 / (w_r delta))`` instead of ``log(K - 1) + 4.74``, and the
 variance of the differences instead of the sum of two variances. What is proven: for jointly
@@ -99,14 +121,32 @@ lowers the statistic).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy.special import stdtr
 
 from ._glr import PRIOR_PRECISION, _check_delta, _check_n_candidates, log_e_process
 
-__all__ = ["CONTRAST_ROWS", "CONTRAST_SHARE", "RANK_POWER", "contrast_partners", "log_e_process_one_sided",
-           "paired_confidence", "paired_offsets", "paired_statistic", "paired_threshold", "rank_shares", "rival_weights"]
+__all__ = [
+    "CONTRAST_ROWS",
+    "CONTRAST_SHARE",
+    "EXIT_MIXTURE",
+    "EXIT_RANK_SHARE",
+    "PRIOR_MIXTURE",
+    "RANK_POWER",
+    "contrast_mixture",
+    "contrast_partners",
+    "first_row_positions",
+    "log_e_process_mixture",
+    "log_e_process_one_sided",
+    "paired_confidence",
+    "paired_offsets",
+    "paired_statistic",
+    "paired_threshold",
+    "rank_shares",
+    "rival_weights",
+]
 
 #: Floor of a pair's difference variance, as a fraction of the mean of its two score variances.
 DIFF_VAR_FLOOR = 0.01
@@ -120,6 +160,16 @@ RANK_POWER = 2.0
 
 #: Rows after which the ranks are fixed; the contrast uses the rows after them.
 CONTRAST_ROWS = 1
+
+#: The pairs' e-process: a mixture of one-sided e-processes, ``((precision c_k, weight w_k), ...)``
+#: (module documentation, "The early exit").
+PRIOR_MIXTURE: tuple[tuple[float, float], ...] = ((PRIOR_PRECISION, 1.0),)
+
+#: The early exit: the contrast against a candidate in the lower part of the first row (its rank
+#: among the survivors above ``EXIT_RANK_SHARE`` times their number: the lower third) uses this
+#: mixture instead (``docs/adaptive.md``, "The early exit": the variants measured).
+EXIT_MIXTURE: tuple[tuple[float, float], ...] = ((PRIOR_PRECISION, 0.7), (0.01, 0.3))
+EXIT_RANK_SHARE = 2.0 / 3.0
 
 
 def log_e_process_one_sided(n, mean, var, u, c: float = PRIOR_PRECISION) -> np.ndarray:
@@ -150,8 +200,52 @@ def log_e_process_one_sided(n, mean, var, u, c: float = PRIOR_PRECISION) -> np.n
         return log_e_process(n, mean, var, u, c) + np.log(2.0 * stdtr(n, arg))
 
 
-def paired_statistic(n, mean, var, tolerance: float = 0.0, c: float = PRIOR_PRECISION) -> np.ndarray:
-    """``W = inf_{u <= -tolerance} log M+_N(u)`` for differences ``d = x_i - x_j`` (broadcasts).
+def log_e_process_mixture(n, mean, var, u, mixture=None) -> np.ndarray:
+    """``log sum_k w_k M+_N(u; c_k)``: a mixture of one-sided e-processes over prior precisions.
+
+    ``mixture``: ``((c_1, w_1), (c_2, w_2), ...)``, precisions ``c_k > 0`` and weights ``w_k >= 0``
+    summing to at most 1 (default :data:`PRIOR_MIXTURE`); a weight may be an array that broadcasts
+    against the other arguments (one mixture per pair). Each ``M+(c_k)`` is a test martingale for
+    the same differences, so their weighted sum is one too (module documentation, "The early exit").
+
+    Examples
+    --------
+    >>> float(log_e_process_mixture(1, 0.0, 1.0, 0.0, ((1.0, 1.0),)))   # one component: M+ itself
+    -0.34657359027997264
+    >>> a = float(log_e_process_one_sided(3, 1.0, 0.01, 0.0, 1.0))
+    >>> b = float(log_e_process_one_sided(3, 1.0, 0.01, 0.0, 0.01))
+    >>> m = float(log_e_process_mixture(3, 1.0, 0.01, 0.0, ((1.0, 0.5), (0.01, 0.5))))
+    >>> bool(abs(m - np.log(0.5 * np.exp(a) + 0.5 * np.exp(b))) < 1e-12)
+    True
+    """
+    out = None
+    for c, w in _check_mixture(PRIOR_MIXTURE if mixture is None else mixture):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = np.log(w) + log_e_process_one_sided(n, mean, var, u, c)
+        term = np.where(np.asarray(w) > 0, term, -np.inf)
+        out = term if out is None else np.logaddexp(out, term)
+    return out
+
+
+def _check_mixture(mixture: Any) -> list[tuple[float, Any]]:
+    try:
+        comps = [(float(c), w if np.ndim(w) else float(w)) for c, w in mixture]
+    except (TypeError, ValueError):
+        comps = []
+    ok = bool(comps) and all(c > 0 and math.isfinite(c) for c, _ in comps)
+    if ok:
+        ws = [np.asarray(w, dtype=float) for _, w in comps]
+        ok = all(bool(np.all((w >= 0) & np.isfinite(w))) for w in ws) and bool(np.all(sum(ws) <= 1.0 + 1e-12))
+    if not ok:
+        raise ValueError("mixture must be ((precision > 0, weight >= 0), ...) with weights summing to at most 1, "
+                         f"got {mixture!r}")
+    return comps
+
+
+def paired_statistic(n, mean, var, tolerance: float = 0.0, mixture=None) -> np.ndarray:
+    """``W = inf_{u <= -tolerance} log M_N(u)`` for differences ``d = x_i - x_j`` (broadcasts),
+    ``M`` the mixture of one-sided e-processes :func:`log_e_process_mixture` (``mixture``: default
+    :data:`PRIOR_MIXTURE`).
 
     ``-inf`` where ``mean <= -tolerance`` (no evidence that ``i`` is not worse) or ``n < 1``.
 
@@ -167,7 +261,7 @@ def paired_statistic(n, mean, var, tolerance: float = 0.0, c: float = PRIOR_PREC
     var = np.asarray(var, dtype=float)
     live = (mean > -tolerance) & (n >= 1) & (var > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        w = log_e_process_one_sided(np.maximum(n, 1.0), mean, np.where(var > 0, var, 1.0), -float(tolerance), c)
+        w = log_e_process_mixture(np.maximum(n, 1.0), mean, np.where(var > 0, var, 1.0), -float(tolerance), mixture)
     return np.where(live, w, -np.inf)
 
 
@@ -277,6 +371,44 @@ def rival_weights(means: np.ndarray, survivors: list[int], power: float | None =
     return s[ranks]
 
 
+def first_row_positions(means: np.ndarray, survivors: list[int]) -> np.ndarray:
+    """Each survivor's rank (1 = first) among the survivors by mean, highest first (ties and
+    candidates without a mean: after, by lowest index); 0 for the others.
+
+    Examples
+    --------
+    >>> first_row_positions(np.array([0.5, 0.7, np.nan, 0.6]), [0, 1, 2, 3]).tolist()
+    [3, 1, 4, 2]
+    """
+    m = np.asarray(means, dtype=float)
+    order = sorted(survivors, key=lambda c: (-m[c] if np.isfinite(m[c]) else math.inf, c))
+    out = np.zeros(m.size, dtype=int)
+    out[order] = np.arange(1, len(order) + 1)
+    return out
+
+
+def contrast_mixture(positions: np.ndarray, n_survivors: Any) -> tuple[tuple[float, np.ndarray], ...]:
+    """The contrast's mixture for every pair ``[..., k, j]`` (:func:`log_e_process_mixture`, weights of
+    shape ``(..., 1, K)``): :data:`EXIT_MIXTURE` where ``j`` is in the lower part of the first row
+    (``positions[..., j] > EXIT_RANK_SHARE * n_survivors``, :func:`first_row_positions`),
+    :data:`PRIOR_MIXTURE` elsewhere.
+
+    Examples
+    --------
+    >>> mix = contrast_mixture(np.array([1, 2, 3, 4]), 4)
+    >>> [(c, w.ravel().tolist()) for c, w in mix]
+    [(0.01, [0.0, 0.0, 0.3, 0.3]), (1.0, [1.0, 1.0, 0.7, 0.7])]
+    """
+    pos = np.asarray(positions)
+    lower = pos > EXIT_RANK_SHARE * np.asarray(n_survivors, dtype=float)[..., None]
+    comps: dict[float, list[float]] = {}
+    for c, w in PRIOR_MIXTURE:
+        comps.setdefault(float(c), [0.0, 0.0])[0] += float(w)
+    for c, w in EXIT_MIXTURE:
+        comps.setdefault(float(c), [0.0, 0.0])[1] += float(w)
+    return tuple((c, np.where(lower, w_low, w_top)[..., None, :]) for c, (w_top, w_low) in sorted(comps.items()))
+
+
 def contrast_partners(means: np.ndarray, survivors: list[int]) -> np.ndarray:
     """Each candidate's partner: the survivor other than itself with the highest mean (ties: lowest
     index; rank 1 of :func:`rival_ranks`); ``-1`` where there is none.
@@ -340,10 +472,11 @@ class PairTable:
         with np.errstate(invalid="ignore", divide="ignore"):
             return self.score_s / self.score_n
 
-    def statistics(self, tolerance: float = 0.0) -> np.ndarray:
+    def statistics(self, tolerance: float = 0.0, mixture: Any = None) -> np.ndarray:
         """``W[i, j]``: the evidence against ``mean_j >= mean_i + tolerance`` (``-inf`` on the diagonal
-        and for pairs with fewer than 2 common rows)."""
-        return pair_statistics(self.n, self.s, self.ss, self.score_n, self.score_s, self.score_ss, tolerance)
+        and for pairs with fewer than 2 common rows); ``mixture`` as in :func:`log_e_process_mixture`."""
+        return pair_statistics(self.n, self.s, self.ss, self.score_n, self.score_s, self.score_ss, tolerance,
+                               mixture)
 
     def pair_statistic(self, i: np.ndarray, j: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
         """``W[i, j]`` for the given pairs only (``i != j``), as :meth:`statistics` would give them."""
@@ -359,24 +492,25 @@ def score_variance(score_n: np.ndarray, score_s: np.ndarray, score_ss: np.ndarra
 
 
 def pair_values(n: np.ndarray, s: np.ndarray, ss: np.ndarray, var_i: np.ndarray, var_j: np.ndarray,
-                tolerance: float = 0.0) -> np.ndarray:
+                tolerance: float = 0.0, mixture: Any = None) -> np.ndarray:
     """``W`` of pairs ``(i, j)`` given their running sums of ``x_i - x_j`` and the two candidates' score
     variances (any shape, element by element), with the variance floor; ``-inf`` below 2 common rows."""
     nn = np.maximum(n, 1.0)
     m = s / nn
     v = np.maximum(ss / nn - m * m, 0.0)
     v = np.maximum(v, DIFF_VAR_FLOOR * 0.5 * (var_i + var_j))
-    w = paired_statistic(n, m, v, tolerance)
+    w = np.array(np.broadcast_to(paired_statistic(n, m, v, tolerance, mixture), np.shape(n)))
     w[n < 2] = -np.inf
     return w
 
 
 def pair_statistics(n: np.ndarray, s: np.ndarray, ss: np.ndarray, score_n: np.ndarray, score_s: np.ndarray,
-                    score_ss: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
+                    score_ss: np.ndarray, tolerance: float = 0.0, mixture: Any = None) -> np.ndarray:
     """``W[..., i, j]`` from running sums of the pairs' differences (``n, s, ss``: ``(..., K, K)``) and
-    of the scores (``(..., K)``), with the variance floor; any leading shape (rows = runs)."""
+    of the scores (``(..., K)``), with the variance floor; any leading shape (rows = runs); ``mixture``
+    as in :func:`log_e_process_mixture` (weights broadcast against ``(..., K, K)``)."""
     sv = score_variance(score_n, score_s, score_ss)
-    w = pair_values(n, s, ss, sv[..., :, None], sv[..., None, :], tolerance)
+    w = pair_values(n, s, ss, sv[..., :, None], sv[..., None, :], tolerance, mixture)
     k = n.shape[-1]
     w[..., np.arange(k), np.arange(k)] = -np.inf
     return w

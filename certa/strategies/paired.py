@@ -12,7 +12,9 @@ from ._glr import check_tolerance
 from ._paired import (
     CONTRAST_ROWS,
     PairTable,
+    contrast_mixture,
     contrast_partners,
+    first_row_positions,
     paired_confidence,
     paired_offsets,
     paired_threshold,
@@ -42,7 +44,9 @@ class PairedElimination(Strategy):
     rows after the first, some rival's one-sided e-process on those differences passes
     ``log(1 / (w_r delta))``, ``w_r = r^-2 / sum_{s<K} s^-2`` for the rival ranked ``r`` (with
     eight candidates 3.41 nats for the first-ranked rival at delta 0.05, 4.80 for the second; with
-    two candidates: one pair on all rows, ``log(1 / delta)``); the choice is wrong with
+    two candidates: one pair on all rows, ``log(1 / delta)``). The contrast against a candidate in
+    the lower third of the first row mixes in a low prior precision (the early exit: a candidate far
+    behind leaves after 3-4 rows instead of 6, :mod:`certa.strategies._paired`). The choice is wrong with
     probability at most ``delta = 1 - confidence`` for jointly Gaussian scores, whatever their
     correlation (:mod:`certa.strategies._paired`).
 
@@ -126,6 +130,7 @@ class PairedElimination(Strategy):
         self._contrast = PairTable(k)                  # the rows after the first CONTRAST_ROWS
         self._partner: np.ndarray | None = None        # each candidate's first-ranked rival, once fixed
         self._log_w: np.ndarray | None = None          # log of the contrast's share of delta on (k, j), once fixed
+        self._mix: Any = None                          # the contrast's mixture per pair (contrast_mixture), once fixed
         self._run_c0 = np.full((k, k), -np.inf)       # running max of the contrast C_kj(0)
         self._run_c_eps = np.full((k, k), -np.inf)    # running max of C_kj(tolerance)
         self._run_max0 = np.full((k, k), -np.inf)     # running max of W_kj(0)
@@ -265,9 +270,9 @@ class PairedElimination(Strategy):
                 self._run_max_eps = self._run_max0
         if self._log_w is not None:
             self._contrast.add_row(scores)
-            np.maximum(self._run_c0, self._contrast.statistics(0.0), out=self._run_c0)
+            np.maximum(self._run_c0, self._contrast.statistics(0.0, self._mix), out=self._run_c0)
             if self.tolerance > 0:
-                np.maximum(self._run_c_eps, self._contrast.statistics(self.tolerance), out=self._run_c_eps)
+                np.maximum(self._run_c_eps, self._contrast.statistics(self.tolerance, self._mix), out=self._run_c_eps)
             else:
                 self._run_c_eps = self._run_c0
         ruled_out = self._against() > self._limit   # by any other candidate, or by the contrast
@@ -283,6 +288,7 @@ class PairedElimination(Strategy):
             with np.errstate(divide="ignore"):
                 self._log_w = np.log(rival_weights(means, surv)) - self._contrast_offset
             self._partner = contrast_partners(means, surv)
+            self._mix = contrast_mixture(first_row_positions(means, surv), len(surv))
         self._best = self._leader(surv)
         conf = self._confidence_for(self._best)
         self._history.append(conf)
