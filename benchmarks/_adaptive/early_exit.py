@@ -8,8 +8,8 @@ first row (the contrast's rows come after it). The variants measured here, on th
 
 * ``no exit``: the rule before this change (``c = 1`` on every pair);
 * ``all pairs``: every contrast pair mixes ``c = 1`` (weight 0.9) with ``c = 0.01`` (0.1);
-* ``lower half`` / ``lower third``: only the contrast against a candidate whose first-row rank
-  among the survivors is above 1/2 (2/3) of their number uses the mixture (weights in brackets);
+* ``lower half`` / ``third`` / ``quarter``: only the contrast against a candidate whose first-row
+  rank among the survivors is above 1/2 (2/3, 3/4) of their number uses the mixture (weights in brackets);
   the others keep ``c = 1`` alone (``EXIT_MIXTURE``, ``EXIT_RANK_SHARE``).
 
 Tasks: the 12 correlated Gaussian families of ``adaptive.py calibration paired`` (simulated), the
@@ -55,6 +55,7 @@ VARIANTS = {
     "lower half, c 0.01 (0.3)": (((1.0, 0.7), (0.01, 0.3)), 0.5),
     "lower half, c 0.03 (0.3)": (((1.0, 0.7), (0.03, 0.3)), 0.5),
     "lower third, c 0.01 (0.3)": (((1.0, 0.7), (0.01, 0.3)), 2 / 3),
+    "lower quarter, c 0.01 (0.3)": (((1.0, 0.7), (0.01, 0.3)), 3 / 4),
 }
 REPLAYS = ("tdsa", "debian", "digits", "lemma", "text")
 
