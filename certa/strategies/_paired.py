@@ -220,9 +220,19 @@ def log_e_process_mixture(n, mean, var, u, mixture=None) -> np.ndarray:
     """
     out = None
     for c, w in _check_mixture(PRIOR_MIXTURE if mixture is None else mixture):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            term = np.log(w) + log_e_process_one_sided(n, mean, var, u, c)
-        term = np.where(np.asarray(w) > 0, term, -np.inf)
+        wa = np.asarray(w, dtype=float)
+        if wa.ndim and not bool(np.all(wa > 0)):   # per-pair weights: compute the component where it counts
+            shape = np.broadcast_shapes(*(np.shape(a) for a in (n, mean, var, u)), wa.shape)
+            live = np.broadcast_to(wa > 0, shape)
+            term = np.full(shape, -np.inf)
+            if live.any():
+                args = [np.broadcast_to(np.asarray(a, dtype=float), shape)[live] for a in (n, mean, var, u)]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    term[live] = np.log(np.broadcast_to(wa, shape)[live]) + log_e_process_one_sided(*args, c)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                term = np.log(wa) + log_e_process_one_sided(n, mean, var, u, c)
+            term = np.where(wa > 0, term, -np.inf)
         out = term if out is None else np.logaddexp(out, term)
     return out
 
