@@ -27,9 +27,12 @@ LABELS = {"grid5": "GridSearchCV(cv=5)", "halving5": "HalvingGridSearchCV(cv=5)"
           "certa-tol0.001": "certa tolerance=0.001",
           # records of earlier versions, kept under their own names (not rerun): ``-2rows``, a rung had at
           # least 2 rows (before one-row first rungs for 96 settings or more); ``-1row81``, the one-row
-          # first rung at the smallest size (1/81 on lemma; now one size up)
+          # first rung at the smallest size (1/81 on lemma; now one size up); ``-noexit``, the paired rule
+          # before issue 32's early exit for clearly worse candidates (1e334c0)
           "certa-default-2rows": "certa default, first rung 2 rows at 1/81 (before)",
           "certa-tol0-2rows": "certa tolerance=0, first rung 2 rows at 1/81 (before)",
+          "certa-default-noexit": "certa default, before the paired rule's early exit (1e334c0)",
+          "certa-tol0-noexit": "certa tolerance=0, before the paired rule's early exit (1e334c0)",
           "certa-default-1row81": "certa default, first rung 1 row at 1/81 (tried)",
           "certa-tol0-1row81": "certa tolerance=0, first rung 1 row at 1/81 (tried)",
           "certa-screen": "certa screen=True", "certa-noscreen": "certa screen=False"}
