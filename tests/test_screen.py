@@ -307,16 +307,18 @@ def _data(n=300):
 
 def test_the_rule_screens_many_candidates_whose_cost_grows_and_skips_the_others():
     """24 candidates on 240 training examples: the count alone does not decide (the screen's most cost
-    equals the plain race's least at exponent 0.2), so the rule times and compares."""
-    from certa.search._screen import RACE_ROWS, break_even, screen_cost
+    equals the plain race's least at exponent 0.28), so the rule times and compares."""
+    from certa.search._screen import break_even, plain_race_least, screen_cost
 
     X, y = _data()
     cands = [type("C", (), {"params": {"k": k}})() for k in np.linspace(-1, 1, 24)]
     sizes = screen_sizes(24, 240)
     need = break_even(24, sizes, 240)
-    # the break-even: the screen's most cost (rungs of 4 and 10 rows, 3 finalists' 6 rows) = 6 rows of 24
-    assert sizes == [27, 80] and 0.15 < need < 0.25
-    assert screen_cost(24, sizes, 240, need) == pytest.approx(RACE_ROWS * 24, rel=1e-6)
+    # the break-even: the screen's most cost (rungs of 4 and 10 rows, 3 finalists' 6 rows) = the plain
+    # race's least: 6 rows of the first row's top 16, 4 of its lower third (the early exit)
+    assert plain_race_least(24) == 16 * 6 + 8 * 4
+    assert sizes == [27, 80] and 0.25 < need < 0.3
+    assert screen_cost(24, sizes, 240, need) == pytest.approx(16 * 6 + 8 * 4, rel=1e-6)
     assert screen_cost(24, sizes, 240, 0.0) == 24 * 4 + 8 * 10 + 3 * 6
     grows = EstimatorEvaluator(Busy(power=1.5, base=0.5), X, y, RandomSplitPlan(0.2))
     flat = EstimatorEvaluator(Busy(power=0.0, base=0.03), X, y, RandomSplitPlan(0.2))
@@ -332,9 +334,9 @@ def test_the_rule_screens_many_candidates_whose_cost_grows_and_skips_the_others(
     def never():
         raise AssertionError("nothing to time")
     # 64 candidates: the screen costs at most 336 full-size evaluations even with a flat cost, the plain race
-    # at least 384: the count decides, no timing
+    # at least 340 (42 x 6 + 22 x 4): the count decides, no timing
     many = decide_screen("auto", 64, 1200, timer=never)
-    assert many["screen"] is True and many["break_even"] == 0.0 and "(384)" in many["reason"]
+    assert many["screen"] is True and many["break_even"] == 0.0 and "(340)" in many["reason"]
     few = decide_screen("auto", 4, 240, timer=never)
     assert few["screen"] is False and "too few" in few["reason"]
     assert decide_screen("auto", MIN_CANDIDATES - 1, 240, timer=never)["screen"] is False

@@ -19,17 +19,21 @@ import numpy as np
 
 from ..engine.draws import Draw
 from ..engine.evaluators import Evaluator
+from ..strategies._paired import EXIT_RANK_SHARE
 from ..strategies.screen import FACTOR, MIN_FINALISTS, RUNG_BUDGET, ScreenThenRace, rung_counts, rung_rows, screen_sizes
 from ._budget import default_max_evals
 
-__all__ = ["MIN_CANDIDATES", "RACE_ROWS", "ReusingEvaluator", "ScreenDecision", "break_even", "check_screen",
-           "cost_exponent", "decide_screen", "probe_draws", "screen_cost", "screen_strategy"]
+__all__ = ["EXIT_ROWS", "MIN_CANDIDATES", "RACE_ROWS", "ReusingEvaluator", "ScreenDecision", "break_even", "check_screen",
+           "cost_exponent", "decide_screen", "plain_race_least", "probe_draws", "screen_cost", "screen_strategy"]
 
 #: The rule screens a grid of at least this many candidates (fewer: at most one rung, little to save).
 MIN_CANDIDATES = 16
 #: The plain paired race rules nothing out before its 6th row (its first row ranks each candidate's
-#: rivals, the e-processes need 5 more): it evaluates every candidate at least this often at full size.
+#: rivals, the e-processes need 5 more), except a candidate in the lower third of the first row,
+#: whose contrast mixes in the early exit (docs/adaptive.md, "The early exit") and can leave at
+#: row ``EXIT_ROWS``: :func:`plain_race_least` counts both.
 RACE_ROWS = 6
+EXIT_ROWS = 4
 #: Candidates timed by the rule (spread over the grid), each at two sizes.
 PROBES = 6
 #: Each timed this many times; the shortest counts (other jobs on the machine only add time).
@@ -196,9 +200,24 @@ def screen_cost(n_candidates: int, sizes: list[int], n_train: int, exponent: flo
     return float(cost + RACE_ROWS * counts[-1])
 
 
+def plain_race_least(n_candidates: int) -> int:
+    """What the plain paired race surely spends, in full-size evaluations: :data:`RACE_ROWS` rows of
+    every candidate, :data:`EXIT_ROWS` of those in the lower third of the first row (ranks above
+    ``EXIT_RANK_SHARE * n``), who can leave early.
+
+    Examples
+    --------
+    >>> plain_race_least(64), plain_race_least(24)      # 42 x 6 + 22 x 4, 16 x 6 + 8 x 4
+    (340, 128)
+    """
+    n = int(n_candidates)
+    low = n - int(math.floor(EXIT_RANK_SHARE * n + 1e-9))
+    return RACE_ROWS * n - (RACE_ROWS - EXIT_ROWS) * low
+
+
 def break_even(n_candidates: int, sizes: list[int], n_train: int) -> float:
     """The smallest exponent at which the screen's most (:func:`screen_cost`) is at most what the plain
-    race surely spends, :data:`RACE_ROWS` full-size rows of every candidate: ``0.0`` when the screen pays
+    race surely spends (:func:`plain_race_least`): ``0.0`` when the screen pays
     even if a fit's time did not shrink with the data, ``inf`` when it never pays (below exponent 3).
 
     Examples
@@ -206,9 +225,9 @@ def break_even(n_candidates: int, sizes: list[int], n_train: int) -> float:
     >>> break_even(64, [44, 133, 400], 1200), break_even(250, [178, 533, 1600], 4800)
     (0.0, 0.0)
     >>> round(break_even(16, [80], 240), 2), round(break_even(24, [27, 80], 240), 2)
-    (0.43, 0.2)
+    (0.63, 0.28)
     """
-    plain = RACE_ROWS * n_candidates
+    plain = plain_race_least(n_candidates)
     if screen_cost(n_candidates, sizes, n_train, 0.0) <= plain:
         return 0.0
     lo, hi = 0.0, 3.0
@@ -247,8 +266,8 @@ def decide_screen(screen: bool | str, n_candidates: int, n_train: int | None, *,
         return ScreenDecision(screen=True, sizes=sizes, break_even=0.0,
                               reason=f"{n_candidates} candidates: the screen's rungs and the finalists' first "
                                      f"{RACE_ROWS} rows cost at most {screen_cost(n_candidates, sizes, int(n_train), 0.0):.0f}"
-                                     f" full-size evaluations, fewer than the plain race's first {RACE_ROWS} rows "
-                                     f"({RACE_ROWS * n_candidates}), even if a fit's time did not shrink with the data")
+                                     f" full-size evaluations, fewer than the plain race's least "
+                                     f"({plain_race_least(n_candidates)}), even if a fit's time did not shrink with the data")
     a, times = timer()
     ok = bool(np.isfinite(a) and a >= need)
     verdict = (f"{n_candidates} candidates >= {MIN_CANDIDATES} and time ~ size^{a:.2f}"

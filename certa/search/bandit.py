@@ -260,7 +260,7 @@ or Strategy, default "auto"
         training subsets (1/27, 1/9, 1/3 of the training part for 64 candidates), the paired rule
         eliminating on each rung, the finalists raced at full size; the stated confidence is the
         race's, among the finalists. ``"auto"``: screen when there are at least 16 candidates and
-        the screen's most cost is below the plain race's least (from about 48 candidates by their
+        the screen's most cost is below the plain race's least (from 58 candidates, and at 48-54, by their
         count; with fewer, when an evaluation's time, measured on the screen's first rows, grows
         fast enough with the training size: ``docs/screen.md``); ``True`` forces it, ``False``
         forbids it. Not with ``cv`` or an unpaired strategy. After ``fit``:
