@@ -127,3 +127,20 @@ class ShuffledExecutor(Executor):
             self._cond.notify_all()
         if wait:
             self._thread.join()
+
+
+def run_on_rows(strat, matrix, n_candidates: int | None = None):
+    """Drive a paired strategy over a fixed score matrix (``matrix[row, candidate]``): ask every draw it
+    offers, tell each its cell, until it finishes; with ``n_candidates``, ``start`` it first (seed 0)."""
+    from certa.engine.draws import Outcome
+
+    if n_candidates is not None:
+        strat.start(n_candidates, 0)
+    while not strat.finished:
+        draws = []
+        while (d := strat.ask()) is not None:
+            draws.append(d)
+        for d in draws:
+            strat.tell(d, Outcome(float(matrix[d.index[0], d.candidate])))
+    return strat.result()
+

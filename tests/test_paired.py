@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from _helpers import run_on_rows
 from scipy import integrate, stats
 from sklearn.datasets import load_iris
 from sklearn.dummy import DummyClassifier
@@ -250,16 +251,6 @@ def test_paired_statistic_from_the_table_equals_a_direct_computation():
     assert paired_confidence(math.log(1 / 0.05)) == pytest.approx(0.95)
 
 
-def _run_on_rows(strat, matrix):
-    while not strat.finished:
-        draws = []
-        while (d := strat.ask()) is not None:
-            draws.append(d)
-        for d in draws:
-            strat.tell(d, Outcome(float(matrix[d.index[0], d.candidate])))
-    return strat.result()
-
-
 def test_rank_shares_spread_delta_over_the_rivals_by_their_first_row_rank():
     # s_r = r^-2 / sum_{s<K} s^-2: the K - 1 shares of one candidate's delta sum to 1 (what makes the rule valid)
     for k in (3, 8, 250):
@@ -289,7 +280,7 @@ def test_contrast_weights_and_statistics_equal_a_direct_computation():
     matrix = rng.normal(np.linspace(0.0, -0.1, k), 1.0, size=(n_rows, k)) + rng.normal(0, 1.0, size=(n_rows, 1))
     strat = PairedElimination(0.95, max_evals=k * n_rows)
     strat.start(k, 0)
-    res = _run_on_rows(strat, matrix)
+    res = run_on_rows(strat, matrix)
     assert res["eliminated"] == {} and res["rows"] == n_rows
     first = matrix[:CONTRAST_ROWS].mean(axis=0)
     h = sum(1 / r**2 for r in range(1, k))
@@ -414,7 +405,7 @@ def test_vectorised_driver_decides_as_the_strategy_on_the_same_rows(tolerance):
         matrix = rng.normal(means, 1.0, size=(3000, k)) + rng.normal(0, 1.0, size=(3000, 1))
         strat = PairedElimination(0.9, tolerance=tolerance)
         strat.start(k, 0)
-        res = _run_on_rows(strat, matrix)
+        res = run_on_rows(strat, matrix)
         rep = simulate_paired_batch(_FixedRows(matrix), confidence=0.9, tolerance=tolerance, n_runs=1)
         assert int(rep.evaluations[0]) == int(res["evaluations"].sum())
         assert int(rep.chosen[0]) == res["best"]

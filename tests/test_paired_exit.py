@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import run_on_rows
 from scipy import stats
 
-from certa.engine.draws import Outcome
 from certa.planning.batch import CorrelatedGaussianRows, simulate_paired_batch
 from certa.strategies import PairedElimination
 from certa.strategies import _paired as paired_rule
@@ -25,17 +25,6 @@ from certa.strategies._paired import (
 )
 
 DELTA = 0.05
-
-
-def _run_on_rows(strat, matrix):
-    strat.start(matrix.shape[1], 0)
-    while not strat.finished:
-        draws = []
-        while (d := strat.ask()) is not None:
-            draws.append(d)
-        for d in draws:
-            strat.tell(d, Outcome(float(matrix[d.index[0], d.candidate])))
-    return strat.result()
 
 
 def test_the_mixture_is_the_weighted_sum_of_its_components_and_takes_weights_per_pair():
@@ -120,7 +109,7 @@ def test_a_far_loser_leaves_by_row_4_where_the_old_rule_needs_6():
     left_new, left_old = [], []
     for seed in range(20):
         x = _far_loser_rows(seed)
-        res = _run_on_rows(PairedElimination(1 - DELTA, max_rows=12), x)
+        res = run_on_rows(PairedElimination(1 - DELTA, max_rows=12), x, x.shape[1])
         left_new.append(res["eliminated"][4] + 1)   # rows the far loser was evaluated on
         # the row it leaves at, from the formula: the first N after which its contrast with some
         # rival passes log(1 / (w_r delta)), rivals ranked by the first row
@@ -142,7 +131,7 @@ def test_a_far_loser_leaves_by_row_4_where_the_old_rule_needs_6():
         assert left_new[-1] == expected
         try:
             paired_rule.EXIT_MIXTURE = PRIOR_MIXTURE   # the rule before the exit
-            res_old = _run_on_rows(PairedElimination(1 - DELTA, max_rows=12), x)
+            res_old = run_on_rows(PairedElimination(1 - DELTA, max_rows=12), x, x.shape[1])
         finally:
             paired_rule.EXIT_MIXTURE = shipped
         left_old.append(res_old["eliminated"][4] + 1)
