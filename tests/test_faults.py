@@ -498,3 +498,22 @@ def test_dask_executor_grace_clock():
     ex.check_alive(now=12.0)
     with pytest.raises(ClusterLostError, match="no workers for 10 s"):
         ex.check_alive(now=22.0)
+
+
+def _fail_first_same(params, seed):
+    if params["C"] == 1:
+        raise RuntimeError("always")
+    return _score(params["C"], seed)
+
+
+def test_summary_marks_the_dropped_candidate_by_index_when_names_repeat():
+    """Two candidates named alike: only the one whose evaluations keep failing is marked dropped
+    (the summary used to match names, and marked both)."""
+    from certa import DuplicateNamesWarning
+    from certa.engine.candidates import Candidate
+
+    cands = [Candidate(0, "same", {"C": 1}), Candidate(1, "same", {"C": 2}), Candidate(2, "other", {"C": 3})]
+    with pytest.warns(DuplicateNamesWarning):
+        sel = run(TopTwoThompson(0.95), FunctionEvaluator(_fail_first_same), cands, random_state=0, max_failures=3)
+    assert sel.result["dropped_candidates"] == [0]
+    assert sel.summary()["dropped"].tolist() == [True, False, False]

@@ -155,8 +155,10 @@ class Selection:
                            "estimate": np.asarray(self.result["estimates"], dtype=float)[:n_cand]}).set_index("candidate")
         if "p_best" in self.result:
             df["p_best"] = self.result["p_best"]
-        dropped = self.dropped
-        df["dropped"] = [c.name in dropped for c in self.candidates]
+        gone = self.result.get("dropped_candidates")
+        if gone is None:   # a result written before the indices were kept: by name
+            gone = [c.index for c in self.candidates if c.name in self.dropped]
+        df["dropped"] = [c.index in set(gone) for c in self.candidates]
         return df
 
     def __repr__(self) -> str:
@@ -170,7 +172,8 @@ def note_dropped(result: dict[str, Any], dropped: dict[int, str], candidates: li
 
     The one place where a run's result learns of its dropped candidates (the runner,
     a run cut short, and ``certa.load`` call it): ``result["dropped"]`` maps each
-    name to why, ``result["dropped_counts"]`` to its evaluations, failures and
+    name to why, ``result["dropped_candidates"]`` lists their indices (names may repeat),
+    ``result["dropped_counts"]`` to its evaluations, failures and
     non-finite (NaN or infinite) scores, and a ``result["guarantee"]`` (the confidence
     in words, of every front that states one) gets "among the N candidates left"
     and what was dropped: a strategy's confidence covers only the candidates it
@@ -194,6 +197,7 @@ def note_dropped(result: dict[str, Any], dropped: dict[int, str], candidates: li
     if not dropped:
         return None
     result["dropped"] = {candidates[c].name: why for c, why in dropped.items()}
+    result["dropped_candidates"] = sorted(int(c) for c in dropped)
     counts: dict[str, dict[str, int]] = {}
     words = []
     for c in dropped:
