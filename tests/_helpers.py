@@ -129,9 +129,10 @@ class ShuffledExecutor(Executor):
             self._thread.join()
 
 
-def run_on_rows(strat, matrix, n_candidates: int | None = None):
+def run_on_rows(strat, matrix, n_candidates: int | None = None, failed=()):
     """Drive a paired strategy over a fixed score matrix (``matrix[row, candidate]``): ask every draw it
-    offers, tell each its cell, until it finishes; with ``n_candidates``, ``start`` it first (seed 0)."""
+    offers, tell each its cell (a failure for the ``(row, candidate)`` cells in ``failed``), until it
+    finishes; with ``n_candidates``, ``start`` it first (seed 0)."""
     from certa.engine.draws import Outcome
 
     if n_candidates is not None:
@@ -141,6 +142,7 @@ def run_on_rows(strat, matrix, n_candidates: int | None = None):
         while (d := strat.ask()) is not None:
             draws.append(d)
         for d in draws:
-            strat.tell(d, Outcome(float(matrix[d.index[0], d.candidate])))
+            cell = (d.index[0], d.candidate)
+            strat.tell(d, Outcome(float("nan"), status="failed") if cell in failed
+                       else Outcome(float(matrix[cell])))
     return strat.result()
-

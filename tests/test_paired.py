@@ -19,7 +19,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from certa import BanditSearchCV, FunctionEvaluator, bandit_select, run
-from certa.engine.draws import Outcome, derive_seed, row_seed, split_draw
+from certa.engine.draws import derive_seed, row_seed, split_draw
 from certa.engine.runner import RunInterrupted
 from certa.search.bandit import make_strategy
 from certa.strategies import PairedElimination, TopTwoThompson
@@ -449,17 +449,7 @@ def test_a_candidate_that_failed_on_the_first_row_still_rules_the_others_out():
     k = 4
     matrix = rng.normal([0.0, -1.0, -1.2, -1.5], 0.3, size=(400, k)) + rng.normal(0, 1.0, size=(400, 1))
     strat = PairedElimination(0.95)
-    strat.start(k, 0)
-    while not strat.finished:
-        draws = []
-        while (d := strat.ask()) is not None:
-            draws.append(d)
-        for d in draws:
-            row = d.index[0]
-            out = Outcome(float("nan"), status="failed") if (row, d.candidate) == (0, 0) else Outcome(
-                float(matrix[row, d.candidate]))
-            strat.tell(d, out)
-    res = strat.result()
+    res = run_on_rows(strat, matrix, k, failed={(0, 0)})
     assert res["best"] == 0 and res["stop_reason"] == "confident" and res["failed"][0] == 1
     h = sum(1 / r**2 for r in range(1, k))
     for j in (1, 2, 3):   # ranked last (3rd) by every rival: log of its share, 1/9 of the first's

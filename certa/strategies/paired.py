@@ -46,7 +46,7 @@ class PairedElimination(Strategy):
     eight candidates 3.41 nats for the first-ranked rival at delta 0.05, 4.80 for the second; with
     two candidates: one pair on all rows, ``log(1 / delta)``). The contrast against a candidate in
     the lower third of the first row mixes in a low prior precision (the early exit: a candidate far
-    behind leaves after 3-4 rows instead of 6, :mod:`certa.strategies._paired`). The choice is wrong with
+    behind can leave at its 4th row instead of its 6th, :mod:`certa.strategies._paired`). The choice is wrong with
     probability at most ``delta = 1 - confidence`` for jointly Gaussian scores, whatever their
     correlation (:mod:`certa.strategies._paired`).
 
