@@ -13,7 +13,6 @@ Usage (under ``flock /tmp/certa-cpu.lock nice -n 5``)::
 from __future__ import annotations
 
 import argparse
-import math
 import time
 import warnings
 from typing import Any
@@ -25,13 +24,12 @@ from certa.engine.candidates import candidates_from_grid
 from certa.engine.draws import Draw, row_seed
 from certa.engine.evaluators import EstimatorEvaluator
 from certa.engine.plans import RandomSplitPlan
-from certa.strategies.screen import rung_seed
+from certa.strategies.screen import rung_counts, rung_seed
 
 from .tasks import TASKS, clear_shared, load_task
 from .timing import one_thread
 
 ROWS = 2
-FACTOR = 3
 
 
 def scores_at(task: Any, size: int, stage: int, seeds: list[int], rows: int = ROWS) -> dict[str, list[float]]:
@@ -51,6 +49,11 @@ def scores_at(task: Any, size: int, stage: int, seeds: list[int], rows: int = RO
     return out
 
 
+def kept(n: int) -> int:
+    """How many candidates a first rung of ``n`` passes on at most (the screen's own count)."""
+    return rung_counts(n, 1)[1]
+
+
 def rank_of(scores: np.ndarray, c: int) -> int:
     """1-based rank of ``c`` by score (ties by index, as a rung orders its candidates)."""
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
@@ -59,7 +62,7 @@ def rank_of(scores: np.ndarray, c: int) -> int:
 
 def summarize(task: Any, size: int, table: dict[str, list[float]], seeds: list[int]) -> dict[str, Any]:
     k = len(task.names)
-    keep = math.ceil(k / FACTOR)
+    keep = kept(k)
     one = [rank_of(np.asarray(table[f"{s}/{r}"]), task.best) for s in seeds for r in range(ROWS)]
     two = [rank_of((np.asarray(table[f"{s}/0"]) + np.asarray(table[f"{s}/1"])) / 2, task.best) for s in seeds]
     return {"size": size, "candidates": k, "kept": keep, "one_row_ranks": one, "two_row_ranks": two,
@@ -92,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     out = []
     for stage, size in enumerate(int(v) for v in args.sizes.split(",")):
         out.append(summarize(task, size, scores_at(task, size, stage, seeds), seeds))
-    res = {"task": args.task, "candidates": len(task.names), "kept": math.ceil(len(task.names) / FACTOR),
+    res = {"task": args.task, "candidates": len(task.names), "kept": kept(len(task.names)),
            "seeds": seeds, "sizes": out, "seconds": time.process_time() - t0}
     md = markdown(res)
     write_results(f"screen_one_row_{args.task}", res, md)
