@@ -18,7 +18,8 @@
   (no ``screen`` argument), ``certa-noscreen`` is the default of the day, the paired race on
   every setting, which ``screen=False`` keeps. ``certa-tol0``: the default with ``tolerance=0`` (the
   best of the finalists, not the best within 0.005); ``certa-tol0.002``, ``certa-tol0.001``: with that
-  tolerance (candidates for a smaller screened default).
+  tolerance (candidates for a smaller screened default). ``certa-budgetB``: ``tolerance=0`` with the
+  race capped at ``B`` full-size evaluations per setting of the grid (``max_evals``): the best for a budget.
 """
 from __future__ import annotations
 
@@ -124,7 +125,8 @@ def _as_indices(task: Task, items: Any) -> list[int] | None:
     return sorted(out)
 
 
-def run_certa(task: Task, seed: int, screen: bool | None, tolerance: float | None = None) -> dict[str, Any]:
+def run_certa(task: Task, seed: int, screen: bool | None, tolerance: float | None = None,
+              race_per_candidate: float | None = None) -> dict[str, Any]:
     from certa import BanditSearchCV
 
     kw: dict[str, Any] = {"random_state": seed, "refit": False}
@@ -132,6 +134,9 @@ def run_certa(task: Task, seed: int, screen: bool | None, tolerance: float | Non
     if tolerance is not None:
         kw["tolerance"] = tolerance
         api = f"BanditSearchCV(estimator, grid, tolerance={tolerance:g})"
+    if race_per_candidate is not None:
+        kw["max_evals"] = int(math.ceil(race_per_candidate * len(task.names)))
+        api = f"BanditSearchCV(estimator, grid, tolerance=0, max_evals={kw['max_evals']})"
     if screen is not None:
         if has_screen():
             kw["screen"] = screen
@@ -189,6 +194,9 @@ def runner(method: str, optuna_steps: int) -> Callable[[Task, int], dict[str, An
         return run_halving
     if method == "optuna-wilcoxon":
         return lambda t, s: run_optuna(t, s, optuna_steps)
+    if method.startswith("certa-budget"):   # the race for the best, capped at beta x settings evaluations
+        beta = float(method[len("certa-budget"):])
+        return lambda t, s: run_certa(t, s, None, 0.0, beta)
     if method in CERTA:
         screen = {"certa-screen": True, "certa-noscreen": False}.get(method)
         tol = float(method[len("certa-tol"):]) if method.startswith("certa-tol") else None

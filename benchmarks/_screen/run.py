@@ -127,6 +127,14 @@ def _deadline(hhmm: str | None) -> float | None:
     return float(calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, h, m, 0, 0, 0, 0)))
 
 
+def _budget_method(m: str) -> bool:
+    """``certa-budgetB``: B a positive number (methods.runner)."""
+    try:
+        return m.startswith("certa-budget") and float(m[len("certa-budget"):]) > 0
+    except ValueError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="screen.py run", description=__doc__.split("\n")[0])
     ap.add_argument("task", help=f"one of {', '.join(TASKS)}, or several separated by commas (run seed by seed, "
@@ -144,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
                                                   "parallel; report merges the chunks)")
     args = ap.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
-    bad = [m for m in methods if m not in METHODS]
+    bad = [m for m in methods if m not in METHODS and not _budget_method(m)]
     if bad:
         ap.error(f"unknown methods {bad}; choose from {METHODS}")
     tasks = [t for t in args.task.split(",") if t]
