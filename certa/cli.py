@@ -166,8 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--stopping", default=None, choices=["glr", "bayes", "gk16"], help=_STOPPING_HELP)
     sel.add_argument("--beta", type=_beta, default=None,
                      help='top-two: probability of evaluating the leader, or "ids" (default)')
-    sel.add_argument("--tolerance", type=float, default=0.0,
-                     help="fixed confidence: stop once the choice is within this of the best (epsilon-best)")
+    sel.add_argument("--tolerance", type=_tolerance, default="auto",
+                     help="fixed confidence: stop once the choice is within this of the best (epsilon-best); "
+                     "default auto: 0, and a screened run with --max-evals auto asks for the best for a budget "
+                     "(one full-size evaluation per candidate, then the tolerance certified; docs/screen.md)")
     sel.add_argument("--workers", type=_positive_int(1), default=None, help="batch: evaluations in flight")
     sel.add_argument("--max-evals", type=_max_evals, default="auto",
                      help="cap on evaluations of a fixed-confidence run (default auto: 200 per candidate; none: no cap)")
@@ -281,7 +283,7 @@ def _run_select(args) -> int:
         why_not = "no --n-train (the training size evaluate(params, seed, size) uses at full size)"
     strategy, decision, evaluator = screen_or_race(
         args.screen, args.strategy, candidates, evaluator, args.seed, n_train=args.n_train, why_not=why_not,
-        confidence=args.confidence, tolerance=args.tolerance, max_evals=args.max_evals, unit=False, store=args.store,
+        confidence=args.confidence, tolerance=args.tolerance, max_evals=args.max_evals, store=args.store,
         race=lambda tol: make_strategy(args.strategy, confidence=args.confidence, budget=args.budget,
                                        stopping=args.stopping, n_workers=args.workers, max_evals=args.max_evals,
                                        beta=args.beta, tolerance=tol, n_candidates=len(candidates),
@@ -331,6 +333,21 @@ def _run_select(args) -> int:
     print(f"certa select: interrupted by {name}: the recommendation above is the answer so far; {kept}",
           file=sys.stderr)
     return 143 if received else 130
+
+
+def _tolerance(text: str) -> float | str:
+    """``--tolerance``: a number >= 0 or ``auto``."""
+    import math
+
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'auto', got {text!r}") from None
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'auto', got {text!r}")
+    return value
 
 
 def _max_evals(text: str) -> int | str | None:

@@ -390,7 +390,7 @@ def test_the_rules_timing_uses_distinct_rows_of_the_run_and_the_run_reuses_them(
     cc = [Candidate(i, f"k={c.params['k']:.3f}", c.params) for i, c in enumerate(cands)]
     strategy, decision, evaluator = screen_or_race(
         "auto", "auto", cc, ev2, 0, n_train=240, why_not=None, confidence=0.95, tolerance="auto",
-        max_evals="auto", unit=True, race=lambda tol: None)
+        max_evals="auto", race=lambda tol: None)
     assert decision["screen"] is True and isinstance(evaluator, ReusingEvaluator)
     timing = set(ev2.calls)
     assert evaluator.fingerprint() == ev2.fingerprint()
@@ -416,7 +416,20 @@ def test_banditsearchcv_default_screens_a_24_setting_grid_whose_cost_grows(monke
     assert timed == [240]                       # timed once, on the training part of a split (300 * 0.8)
     assert s.screen_["screen"] is True and s.screen_["exponent"] == 1.5
     assert s.finalists_ and s.best_index_ in s.finalists_ and len(s.rungs_) == len(s.screen_["sizes"])
-    assert s.guarantee_.startswith(f"within 0.005 of the best of the {len(s.finalists_)} finalists at full size")
+    res = s.selection_.result                   # the default asks for the best for a budget
+    from certa.search._screen import race_budget
+    from certa.strategies._guarantee import fmt_tolerance
+    from certa.strategies.screen import rung_counts
+
+    assert res["tolerance"] == 0 and res["race_budget"] == race_budget(24, max(rung_counts(24, len(s.rungs_))[-1], 2))
+    race_evals = int(np.sum(s.selection_.evaluations["kind"] == "split"))
+    assert race_evals <= res["race_budget"]
+    if res["stop_reason"] == "budget":
+        assert s.guarantee_.startswith(f"within {fmt_tolerance(res['certified_tolerance'])} of the best of the "
+                                       f"{len(s.finalists_)} finalists at full size with confidence 0.95")
+    else:
+        assert res["stop_reason"] == "confident" and s.guarantee_.startswith(
+            f"the best of the {len(s.finalists_)} finalists at full size")
     assert s.cv_results_["finalist"].sum() == len(s.finalists_)
     assert set(s.cv_results_["n_resources"]) <= set(s.screen_["sizes"]) | {240}
     monkeypatch.setattr(screen_mod, "cost_exponent", lambda *a, **k: (0.1, [[1.0, 1.1]]))
@@ -496,6 +509,7 @@ def test_certa_select_screens_with_a_sized_evaluate(tmp_path, monkeypatch, capsy
     import json
 
     from certa.cli import main
+    from certa.strategies._guarantee import fmt_tolerance
 
     (tmp_path / "sized.py").write_text(SIZED)
     (tmp_path / "grid.toml").write_text("[grid]\nk = [" + ", ".join(str(k) for k in range(27)) + "]\n")
@@ -506,7 +520,14 @@ def test_certa_select_screens_with_a_sized_evaluate(tmp_path, monkeypatch, capsy
     out = json.loads(capsys.readouterr().out)
     assert out["choice"]["name"] == "k=0"
     sel = load("s.sqlite")
-    assert sel.result["finalists"] and sel.result["guarantee"].startswith("the best of the ")
+    # the default: the best for a budget (30 race evaluations: 10 rows of 3 finalists); k=0 and k=1 are
+    # 0.01 apart with differences of SD 0.014, so 10 rows state a certified tolerance, not the best
+    n_fin = len(sel.result["finalists"])
+    assert n_fin == 3 and sel.result["stop_reason"] == "budget" and sel.result["race_budget"] == 30
+    assert np.sum(sel.evaluations["kind"] == "split") == 30
+    assert sel.result["guarantee"].startswith(f"within {fmt_tolerance(sel.result['certified_tolerance'])} of the "
+                                              f"best of the {n_fin} finalists at full size with confidence 0.95")
+    assert 0 < sel.result["certified_tolerance"] < 0.05
     assert set(sel.evaluations["kind"]) == {"subset", "split"}
     assert main(["show", "s.sqlite"]) == 0
     assert "finalists chosen from 27 candidates on 1/9 and 1/3 of the training data" in capsys.readouterr().out
@@ -611,8 +632,17 @@ def test_progressive_search_race_confirms_the_schedules_finalists(tmp_path):
     conf = s.race_.result["confidence"]
     from certa.strategies._guarantee import _fmt_conf
 
-    assert s.guarantee_.startswith(f"within 0.005 of the best of the schedule's {len(s.finalists_)} finalists at full "
-                                   f"size with confidence {_fmt_conf(conf)}")
+    r = s.race_.result                          # tolerance "auto": the best for a budget
+    from certa.search._screen import race_budget
+    from certa.strategies._guarantee import fmt_tolerance
+
+    assert r["tolerance"] == 0 and s.race_.strategy["max_evals"] == race_budget(15, len(s.finalists_))
+    if r["stop_reason"] == "confident":
+        assert s.guarantee_.startswith(f"the best of the schedule's {len(s.finalists_)} finalists at full "
+                                       f"size with confidence {_fmt_conf(conf)}")
+    else:
+        assert s.guarantee_.startswith(f"within {fmt_tolerance(r['certified_tolerance'])} of the best of the "
+                                       f"schedule's {len(s.finalists_)} finalists at full size with confidence 0.95")
     assert (tmp_path / "p-race.sqlite").exists()
     plain = ProgressiveSearchCV(DecisionTreeClassifier(random_state=0), grid, schedule=[0.1, 0.3, 1.0],
                                 random_state=0, progress=False).fit(X, y)

@@ -208,9 +208,11 @@ def with_near_tie_monitor(strategy: Strategy, callbacks: Any) -> list[Callback]:
 
 def target_missed(selection: Selection) -> str | None:
     """E.g. "target confidence 0.9 not reached (stopped at max_evals=200)"; ``None`` if it was reached
-    (or the run has no target: a fixed budget, or it was interrupted)."""
+    (or the run has no target: a fixed budget, the best for a budget's end, or it was interrupted)."""
     res = selection.result
     if res.get("target_confidence") is None or res.get("target_reached", True) or not selection.finished:
+        return None
+    if res.get("stop_reason") == "budget":   # the best for a budget: its planned end, the tolerance certified
         return None
     reason = res.get("stop_reason", "?")
     why = f"stopped at max_evals={selection.strategy.get('max_evals')}" if reason == "max_evals" \

@@ -21,7 +21,7 @@ from ..engine.draws import Draw
 from ..engine.evaluators import Evaluator
 from ..strategies._paired import EXIT_RANK_SHARE
 from ..strategies.screen import FACTOR, MIN_FINALISTS, RUNG_BUDGET, ScreenThenRace, rung_counts, rung_rows, screen_sizes
-from ._budget import default_max_evals
+from ._budget import default_max_evals, resolve_max_evals
 
 __all__ = ["EXIT_ROWS", "MIN_CANDIDATES", "RACE_ROWS", "ReusingEvaluator", "ScreenDecision", "break_even", "check_screen",
            "cost_exponent", "decide_screen", "plain_race_least", "probe_draws", "screen_cost", "screen_strategy"]
@@ -38,15 +38,12 @@ EXIT_ROWS = 4
 PROBES = 6
 #: Each timed this many times; the shortest counts (other jobs on the machine only add time).
 REPEATS = 3
-#: The default tolerance of a screened race on a score in [0, 1] (accuracy and the like): the best
-#: of the finalists within half a point (docs/adaptive.md, "What a large grid asks").
-SCREEN_TOLERANCE = 0.005
-#: Scorings whose scores lie in [0, 1] (a classifier's default score is accuracy).
-UNIT_SCORINGS = ("accuracy", "balanced_accuracy", "f1", "f1_macro", "f1_micro", "f1_weighted", "precision",
-                 "precision_macro", "precision_micro", "precision_weighted", "recall", "recall_macro", "recall_micro",
-                 "recall_weighted", "roc_auc", "roc_auc_ovr", "roc_auc_ovo", "average_precision", "jaccard",
-                 "jaccard_macro", "jaccard_micro", "jaccard_weighted", "top_k_accuracy")
-
+#: The default of a screened run (``tolerance="auto"``, ``max_evals="auto"``) is the best for a budget:
+#: the race runs for the best until it has spent this many full-size evaluations per candidate of the
+#: grid (GridSearchCV(cv=5) spends 5), at least :data:`RACE_MIN_ROWS` rows per finalist, and then
+#: states the tolerance it has certified (docs/screen.md, "What the default asks").
+RACE_PER_CANDIDATE = 1.0
+RACE_MIN_ROWS = 10
 
 class ScreenDecision(dict):
     """What decided ``screen`` (JSON-able): ``screen`` (bool), ``reason``, and the timings if measured."""
@@ -164,13 +161,39 @@ class ReusingEvaluator(Evaluator):
         return getattr(self.evaluator, name)
 
 
-def resolve_tolerance(tolerance: Any, screening: bool, unit: bool) -> float:
-    """``tolerance="auto"``: :data:`SCREEN_TOLERANCE` for a screened race on a score in [0, 1], else 0."""
+def resolve_tolerance(tolerance: Any) -> float:
+    """``tolerance="auto"``: 0 (the best; a screened run's default adds a budget, :func:`race_budget`)."""
     if isinstance(tolerance, str):
         if tolerance != "auto":
             raise ValueError(f"tolerance must be a number >= 0 or 'auto', got {tolerance!r}")
-        return SCREEN_TOLERANCE if (screening and unit) else 0.0
+        return 0.0
     return tolerance
+
+
+def race_budget(n_candidates: int, n_finalists: int) -> int:
+    """The default race's budget, in full-size evaluations: :data:`RACE_PER_CANDIDATE` per candidate of
+    the grid, at least :data:`RACE_MIN_ROWS` rows of ``n_finalists``.
+
+    Examples
+    --------
+    >>> race_budget(250, 10), race_budget(64, 3), race_budget(20, 7)
+    (250, 64, 70)
+    """
+    return int(max(math.ceil(RACE_PER_CANDIDATE * n_candidates), RACE_MIN_ROWS * n_finalists))
+
+
+def race_plan(tolerance: Any, max_evals: Any, n_candidates: int, n_finalists: int) -> tuple[float, int | None, int | None]:
+    """A screened race's ``(tolerance, max_evals, race_budget)``. Both ``"auto"``: the best for a
+    budget (tolerance 0, :func:`race_budget`); a given tolerance: the best within it at the confidence
+    (``max_evals="auto"``: 200 evaluations per finalist); a given ``max_evals``: a cap."""
+    if isinstance(tolerance, str) and isinstance(max_evals, str):
+        resolve_tolerance(tolerance), resolve_max_evals(max_evals, 0)   # validate both
+        return 0.0, None, race_budget(n_candidates, n_finalists)
+    tol = resolve_tolerance(tolerance)
+    if isinstance(max_evals, str):
+        resolve_max_evals(max_evals, 0)
+        max_evals = default_max_evals(n_finalists)
+    return tol, max_evals, None
 
 
 def n_train_of(n_samples: int, test_size: Any) -> int | None:
@@ -276,26 +299,14 @@ def decide_screen(screen: bool | str, n_candidates: int, n_train: int | None, *,
     return ScreenDecision(screen=ok, reason=verdict, exponent=a, times=times, sizes=sizes, break_even=need)
 
 
-def unit_scale(estimator: Any, scoring: Any) -> bool:
-    """Whether the score lies in [0, 1]: a classifier's own score (accuracy) or a scoring of :data:`UNIT_SCORINGS`."""
-    from sklearn.base import is_classifier
-
-    if scoring is None:
-        return estimator is not None and is_classifier(estimator)
-    return isinstance(scoring, str) and scoring in UNIT_SCORINGS
-
-
 def screen_strategy(decision: ScreenDecision, n_candidates: int, confidence: float, n_train: int, *,
-                    tolerance: Any, max_evals: Any, unit: bool) -> ScreenThenRace:
-    """The :class:`ScreenThenRace` of a decision to screen. ``tolerance="auto"``: :data:`SCREEN_TOLERANCE`
-    on a score in [0, 1] (``unit``), else 0; ``max_evals="auto"``: 200 race evaluations per finalist."""
+                    tolerance: Any, max_evals: Any) -> ScreenThenRace:
+    """The :class:`ScreenThenRace` of a decision to screen, its race as :func:`race_plan` says
+    (both ``"auto"``: the best for a budget)."""
     sizes = decision["sizes"]
-    tolerance = resolve_tolerance(tolerance, True, unit)
-    if isinstance(max_evals, str):
-        if max_evals != "auto":
-            raise ValueError(f"max_evals must be a positive int, 'auto' or None, got {max_evals!r}")
-        max_evals = default_max_evals(max(rung_counts(n_candidates, len(sizes))[-1], MIN_FINALISTS))
-    return ScreenThenRace(confidence, sizes, n_train=n_train, tolerance=tolerance, max_evals=max_evals)
+    most = max(rung_counts(n_candidates, len(sizes))[-1], MIN_FINALISTS)
+    tol, cap, budget = race_plan(tolerance, max_evals, n_candidates, most)
+    return ScreenThenRace(confidence, sizes, n_train=n_train, tolerance=tol, max_evals=cap, race_budget=budget)
 
 
 def why_no_screen(strategy: Any, paired: Any, stopping: Any, beta: Any, rows: Any, rows_name: str) -> str | None:
@@ -314,7 +325,7 @@ def why_no_screen(strategy: Any, paired: Any, stopping: Any, beta: Any, rows: An
 
 def screen_or_race(screen: Any, strategy: Any, candidates: list, evaluator: Evaluator, seed: int, *,
                    n_train: int | None, why_not: str | None, confidence: float, tolerance: Any, max_evals: Any,
-                   unit: bool, race: Any, store: Any = None) -> tuple[Any, ScreenDecision, Evaluator]:
+                   race: Any, store: Any = None) -> tuple[Any, ScreenDecision, Evaluator]:
     """The run's strategy, the decision and the evaluator to run with: a :class:`ScreenThenRace` when the
     rule (or ``screen=True``) says so, else ``race(tolerance)`` (the fronts' usual strategy, with
     ``tolerance="auto"`` resolved). With ``screen="auto"`` and a ``store`` that holds a run, its decision
@@ -333,8 +344,8 @@ def screen_or_race(screen: Any, strategy: Any, candidates: list, evaluator: Eval
         if memo:
             evaluator = ReusingEvaluator(evaluator, memo, candidates)
         return screen_strategy(decision, len(candidates), confidence, int(n_train), tolerance=tolerance,
-                               max_evals=max_evals, unit=unit), decision, evaluator
-    return race(resolve_tolerance(tolerance, False, unit)), decision, evaluator
+                               max_evals=max_evals), decision, evaluator
+    return race(resolve_tolerance(tolerance)), decision, evaluator
 
 
 def stored_decision(store: Any) -> ScreenDecision | None:
@@ -391,8 +402,8 @@ def race_finalists(selection: Any, estimator: Any, X: Any, y: Any, candidates: l
     if len(finalists) < 2:
         raise ValueError("race=True: the schedule evaluated fewer than two settings, nothing to race")
     sizes = list(res["sizes"])[:top + 1]
-    tol = resolve_tolerance(tolerance, True, unit_scale(estimator, scoring))
-    strategy = PairedElimination(confidence, tolerance=tol, max_evals=default_max_evals(len(finalists)))
+    tol, cap, budget = race_plan(tolerance, "auto", len(candidates), len(finalists))
+    strategy = PairedElimination(confidence, tolerance=tol, max_evals=cap if budget is None else budget)
     cands = [Candidate(i, candidates[c].name, dict(candidates[c].params)) for i, c in enumerate(finalists)]
     test_size = 1.0 - n_train / (len(y) if y is not None else len(X))
     evaluator = EstimatorEvaluator(estimator, X, y, RandomSplitPlan(test_size, stratified), scoring,
@@ -403,12 +414,18 @@ def race_finalists(selection: Any, estimator: Any, X: Any, y: Any, candidates: l
         race_store = f"{root}-race{ext or '.sqlite'}"
     race = run(strategy, evaluator, cands, random_state=seed, store=race_store, **run_kw)
     r = race.result
-    from ..strategies._guarantee import _fmt_conf
+    from ..strategies._guarantee import _fmt_conf, fmt_tolerance
 
-    what = "the best" if tol == 0 else f"within {tol:g} of the best"
+    conf, certified = float(r["confidence"]), float(r.get("certified_tolerance", np.inf))
+    if r.get("stop_reason") != "confident" and np.isfinite(certified) and 0 < certified and conf < confidence:
+        what, conf_text = f"within {fmt_tolerance(certified)} of the best", _fmt_conf(confidence)
+        tail = f"; the best itself with confidence {_fmt_conf(conf)}"
+    else:
+        what = "the best" if tol == 0 else f"within {tol:g} of the best"
+        conf_text, tail = _fmt_conf(conf), ""
     text = (f"{what} of the schedule's {len(finalists)} finalists at full size with confidence "
-            f"{_fmt_conf(float(r['confidence']))} (frequentist, delta-correct for Gaussian scores, from paired "
-            f"differences on common rows); finalists: the settings of the schedule's rounds on "
+            f"{conf_text} (frequentist, delta-correct for Gaussian scores, from paired "
+            f"differences on common rows){tail}; finalists: the settings of the schedule's rounds on "
             f"{screen_caption(sizes, n_train)} (what the schedule dropped is not claimed)")
     return race, finalists, text
 
@@ -426,5 +443,7 @@ def simulation_screen(strategy: str, n_candidates: int | None, n_train: int | No
     if n_rungs != len(sizes):
         raise ValueError(f"--rung-means gives {n_rungs} rung(s); {n_candidates} candidates on --n-train {n_train} "
                          f"make {len(sizes)} (sizes {sizes}): give one group of {n_candidates} means per rung")
+    if tolerance == 0 and max_evals is None:   # the fronts' default: the best for a budget
+        tolerance, max_evals = "auto", "auto"
     return screen_strategy(ScreenDecision(screen=True, sizes=sizes), n_candidates, confidence, n_train,
-                           tolerance=tolerance, max_evals=max_evals or "auto", unit=False)
+                           tolerance=tolerance, max_evals=max_evals or "auto")

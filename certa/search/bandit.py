@@ -41,7 +41,7 @@ from ._common import (
     refit_best,
     wants_stratified,
 )
-from ._screen import n_train_of, screen_or_race, unit_scale, why_no_screen
+from ._screen import n_train_of, screen_or_race, why_no_screen
 
 STRATEGIES = ("auto", "paired", "top_two", "fiesta", "batch", "sequential_halving", "uniform", "equal")
 
@@ -246,15 +246,20 @@ or Strategy, default "auto"
         Evaluations in flight for ``"batch"`` (default 4).
     max_evals : int, "auto" or None, default "auto"
         A cap on the number of evaluations of a fixed-confidence run; ``"auto"``: 200 per
-        candidate (``docs/adaptive.md``, "Default cap"), ``None``: no cap. A run that reaches
+        candidate (``docs/adaptive.md``, "Default cap"; a screened run: see ``tolerance``),
+        ``None``: no cap. A run that reaches
         the cap before its target confidence warns (:class:`certa.TargetNotReachedWarning`),
         and one whose first evaluations show a near tie that would cost more than the cap
         warns early (:class:`certa.NearTieWarning`) with a tolerance that would fit.
     tolerance : float or "auto", default "auto"
         Epsilon-best identification: stop once the chosen candidate is within
-        ``tolerance`` (in score units) of the best with the stated confidence. ``"auto"``: 0,
-        except when the run screens on a score in [0, 1] (accuracy, F1, ...): 0.005, the best
-        of the finalists within half a point (``docs/screen.md``).
+        ``tolerance`` (in score units) of the best with the stated confidence. ``"auto"``: 0.
+        A screened run with ``tolerance="auto"`` and ``max_evals="auto"`` asks for the best for a
+        budget: its race runs for the best until it has spent one full-size evaluation per
+        candidate of the grid (at least 10 rows per finalist), and a race that ends there
+        (``stop_reason="budget"``) states the tolerance it has certified at the confidence, e.g.
+        "within 0.0012 of the best of the 10 finalists with confidence 0.95"
+        (``selection_.result["certified_tolerance"]``; ``docs/screen.md``, "What the default asks").
     screen : bool or "auto", default "auto"
         Screen, then race (:class:`certa.strategies.ScreenThenRace`): every candidate on small
         training subsets (1/27, 1/9, 1/3 of the training part for 64 candidates), the paired rule
@@ -404,7 +409,7 @@ or Strategy, default "auto"
             n_train=n_train_of(check_n_samples(X, y), self.test_size) if self.cv is None else None,
             why_not=why_no_screen(self.strategy, self.paired, self.stopping, self.beta, self.cv, "cv"),
             confidence=self.confidence, tolerance=self.tolerance, max_evals=self.max_evals,
-            unit=unit_scale(example, self.scoring), store=self.store,
+            store=self.store,
             race=lambda tolerance: make_strategy(
                 self.strategy, confidence=self.confidence, budget=self.budget, stopping=self.stopping,
                 n_workers=self.n_workers, max_evals=self.max_evals, beta=self.beta, tolerance=tolerance,
@@ -530,7 +535,8 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
     candidate, and the run ends when the splits run out (``stop_reason="out of splits"``).
 
     ``tolerance`` (fixed confidence): stop once the choice is within ``tolerance`` of the
-    best with the stated confidence (``"auto"``: 0). ``screen`` (``"auto"``, True, False): screen,
+    best with the stated confidence (``"auto"``: 0; a screened run with ``max_evals="auto"`` too:
+    the best for a budget, as :class:`BanditSearchCV`). ``screen`` (``"auto"``, True, False): screen,
     then race, as :class:`BanditSearchCV`; ``evaluate`` then gets the rung's training subset of
     ``data`` as ``train`` (needs ``data``, no ``split``); ``result["screen"]`` says what decided. ``max_evals="auto"`` (default) caps a fixed-confidence run at
     200 evaluations per candidate (``None``: no cap); a near tie that would cost more warns early
@@ -610,7 +616,7 @@ def bandit_select(evaluate: Callable, candidates: Any, data: Any = None, *, spli
         why_not = "no data: the screen trains on subsets of data"
     strat, decision, evaluator = screen_or_race(
         screen, strategy, cands, evaluator, seed, why_not=why_not, confidence=confidence, tolerance=tolerance,
-        max_evals=max_evals, unit=False, store=store,
+        max_evals=max_evals, store=store,
         n_train=None if why_not else n_train_of(len(data[0]) if isinstance(data, tuple) else len(data), test_size),
         race=lambda tol: make_strategy(strategy, confidence=confidence, budget=budget, stopping=stopping,
                                        n_workers=n_workers, max_evals=max_evals, beta=beta, tolerance=tol,

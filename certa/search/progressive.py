@@ -154,9 +154,11 @@ class ProgressiveSearchCV(DelegateToBestMixin, MetaEstimatorMixin, BaseEstimator
     finalists_, race_, guarantee_ : list of int, Selection, str (with ``race=True``; else None)
         ``race=True`` (issue 33): the schedule's finalists (the settings of its last round that
         held two or more) race at full size, on fresh random splits of ``train_fraction``, by the
-        paired delta-correct rule at ``confidence`` (``tolerance="auto"``: 0.005 on a score in
-        [0, 1], else 0); the choice is the race's and ``guarantee_`` states it among the finalists
-        (``docs/screen.md``). With ``store``, the race has its own store, ``-race`` before the
+        paired delta-correct rule at ``confidence``; the choice is the race's and ``guarantee_``
+        states it among the finalists (``docs/screen.md``). ``tolerance="auto"``: the best for a
+        budget, as a screened ``BanditSearchCV`` (one full-size evaluation per setting of the grid, at
+        least 10 rows per finalist; a race that ends there states the tolerance it certified); a
+        number: the best within it. With ``store``, the race has its own store, ``-race`` before the
         suffix.
     selection_ : Selection
 

@@ -1,9 +1,11 @@
 """The guarantee of a fixed-confidence run in words, with its confidence rounded so it never overstates."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["guarantee_text"]
+__all__ = ["certified_text", "fmt_tolerance", "guarantee_text"]
 
 
 def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
@@ -25,6 +27,35 @@ def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
             else "Bayesian posterior P(best)" + ("" if tolerance == 0 else f" within {tolerance:g}")
             + ", not a frequentist guarantee")
     return f"{what} with confidence {_fmt_conf(confidence)} ({kind})"
+
+
+def fmt_tolerance(eps: float) -> str:
+    """A certified tolerance in words, rounded *up* to two significant digits (never understated).
+
+    Examples
+    --------
+    >>> fmt_tolerance(0.003121), fmt_tolerance(0.0), fmt_tolerance(12.01)
+    ('0.0032', '0', '13')
+    """
+    if eps <= 0:
+        return "0"
+    q = 10.0 ** (math.floor(math.log10(eps)) - 1)
+    return f"{math.ceil(eps / q) * q:.2g}"
+
+
+def certified_text(target: float, certified: float, confidence: float, stopping: str = "paired") -> str:
+    """What a run that stopped before its target has shown: within the certified tolerance of the best
+    at the target confidence, and the confidence reached for the best itself.
+
+    Examples
+    --------
+    >>> certified_text(0.95, 0.00312, 0.62)[:60]
+    'within 0.0032 of the best with confidence 0.95 (the toleranc'
+    """
+    kind = guarantee_text(target, 0.0, stopping)
+    kind = kind[kind.index(" (") + 2:-1] if " (" in kind else ""
+    return (f"within {fmt_tolerance(certified)} of the best with confidence {_fmt_conf(target)} (the tolerance "
+            f"certified when the run stopped; {kind}); the best itself with confidence {_fmt_conf(confidence)}")
 
 
 def _fmt_conf(p: float) -> str:

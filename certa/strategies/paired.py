@@ -2,6 +2,7 @@
 paired delta-correct rule (:mod:`._paired`)."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -9,16 +10,20 @@ import numpy as np
 from ..engine.draws import Draw, Outcome, split_draw
 from ..engine.strategy import Strategy
 from ._glr import check_tolerance
+from ._guarantee import certified_text
 from ._paired import (
     CONTRAST_ROWS,
     PairTable,
+    certified_tolerances,
     contrast_mixture,
     contrast_partners,
     first_row_positions,
+    pair_values,
     paired_confidence,
     paired_offsets,
     paired_threshold,
     rival_weights,
+    score_variance,
 )
 from ._validation import check_confidence, check_int
 
@@ -29,6 +34,9 @@ from ._validation import check_confidence, check_int
 #: of SD half the mean: 8 workers busy 83 % with 1 and 2, 98 % with 2 and 3; see docs/adaptive.md).
 AHEAD = 2
 PENDING = 3
+#: The upper end of the certified tolerance's search: the pair's mean difference plus 50 SDs (an SD
+#: floored at this fraction of the two score variances' sum, as the rule's own variance floor).
+DIFF_SD_FLOOR2 = 0.005
 #: ``stop_reason`` of a paired run that used every row its splitter has (``max_rows``).
 OUT_OF_SPLITS = "out of splits"
 
@@ -322,6 +330,49 @@ class PairedElimination(Strategy):
         ev[list(self._dropped)] = np.inf
         return ev
 
+    def certified_tolerance(self, i: int | None = None) -> float:
+        """The smallest tolerance ``eps >= 0`` within which candidate ``i`` (default: the recommendation)
+        is shown to be of the best, with the target confidence, on the rows decided so far: its
+        evidence against every rival not ruled out passes ``log(1 / delta)`` at ``eps``
+        (:mod:`certa.strategies._paired`, "The certified tolerance"). 0 when every rival is ruled out;
+        ``inf`` when no tolerance is (too few rows)."""
+        i = int(self._best if i is None else i)
+        live = self._alive()
+        if len(live) < 2 or i not in live:
+            return 0.0 if len(live) < 2 else math.inf
+        against = self._against()
+        rivals = np.array([j for j in live if j != i and j not in self._eliminated and not against[j] > self._limit],
+                          dtype=int)
+        if rivals.size == 0:
+            return 0.0
+        within0 = np.maximum(self._run_max0[i] - self._offset, self._contrast_evidence(False)[i])[rivals]
+        within_tol = np.maximum(self._run_max_eps[i] - self._offset, self._contrast_evidence(True)[i])[rivals]
+        t = self._table
+        sv = score_variance(t.score_n, t.score_s, t.score_ss)
+        mix = None if self._mix is None else tuple((c, np.asarray(w).reshape(-1)[rivals]) for c, w in self._mix)
+        c_sv = score_variance(self._contrast.score_n, self._contrast.score_s, self._contrast.score_ss)
+
+        def evidence(eps: np.ndarray) -> np.ndarray:
+            out = np.full(rivals.size, -np.inf)
+            if np.isfinite(self._offset):
+                out = np.maximum(out, pair_values(t.n[i, rivals], t.s[i, rivals], t.ss[i, rivals], sv[i], sv[rivals],
+                                                  eps) - self._offset)
+            if self._log_w is not None:
+                cn = self._contrast
+                out = np.maximum(out, pair_values(cn.n[i, rivals], cn.s[i, rivals], cn.ss[i, rivals], c_sv[i],
+                                                  c_sv[rivals], eps, mix) + self._log_w[i, rivals])
+            return out
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n = np.maximum(t.n[i, rivals], 1.0)
+            m = t.s[i, rivals] / n
+            sd = np.sqrt(np.maximum(t.ss[i, rivals] / n - m * m, DIFF_SD_FLOOR2 * (sv[i] + sv[rivals])))
+        upper = np.abs(m) + 50.0 * np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
+        eps = certified_tolerances(evidence, self._limit, upper)
+        eps = np.where(within_tol >= self._limit, np.minimum(eps, self.tolerance), eps)
+        eps = np.where(within0 >= self._limit, 0.0, eps)
+        return float(eps.max())
+
     def _confidence_for(self, i: int) -> float:
         live = self._alive()
         if len(live) < 2:
@@ -367,10 +418,15 @@ class PairedElimination(Strategy):
             self._best = self._leader(surv)
         told_rows = self._table.score_n.max() if self.n_candidates else 0
         conf = self._confidence_for(self._best) if told_rows >= 1 else float("nan")
+        certified = self.certified_tolerance() if told_rows >= 1 else math.inf
+        text = guarantee_text(conf, self.tolerance, "paired")
+        if self._stopped and self._stop_reason != "confident" and math.isfinite(certified) and certified > 0 \
+                and np.isfinite(conf) and conf < self.confidence:
+            text = certified_text(self.confidence, certified, conf)
         return {"best": int(self._best), "estimates": means, "confidence": conf,
                 "target_confidence": self.confidence, "tolerance": self.tolerance,
-                "target_reached": self._stop_reason == "confident",
-                "guarantee": guarantee_text(conf, self.tolerance, "paired"),
+                "target_reached": self._stop_reason == "confident", "certified_tolerance": certified,
+                "guarantee": text,
                 "evaluations": self._asked.copy(), "failed": self._failed.copy(),
                 "stop_reason": self._stop_reason or "not stopped", "stopping": "paired",
                 "rows": int(self._row + (0 if self._stopped or not self._asked_rows.get(self._row) else 1)),

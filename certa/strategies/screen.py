@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.draws import Draw, Outcome, derive_seed, row_seed
 from ..engine.strategy import Strategy
 from ._glr import check_tolerance
-from ._guarantee import _fmt_conf, guarantee_text
+from ._guarantee import _fmt_conf, certified_text, fmt_tolerance, guarantee_text
 from ._validation import check_confidence, check_int
 from .paired import AHEAD, PENDING, PairedElimination
 
@@ -182,6 +182,12 @@ class ScreenThenRace(Strategy):
     min_finalists : int >= 2, default 2
     tolerance, max_evals
         The race's (:class:`PairedElimination`); ``max_evals`` caps the race's evaluations only.
+    race_budget : int >= 1 or None
+        The best for a budget: the race runs for the best (its confidence and ``tolerance``) until it
+        has spent ``race_budget`` evaluations, and a race that ends there (``stop_reason="budget"``)
+        states the tolerance it has certified instead (``result()["certified_tolerance"]``: the
+        choice is within it of the best finalist with ``confidence``; :mod:`certa.strategies._paired`,
+        "The certified tolerance"). The fronts' default on a screened run (docs/screen.md).
 
     Examples
     --------
@@ -202,7 +208,8 @@ class ScreenThenRace(Strategy):
 
     def __init__(self, confidence: float, sizes: list[int], *, n_train: int | None = None, factor: int = FACTOR,
                  rows: int = ROWS, screen_confidence: float | None = None, min_finalists: int = MIN_FINALISTS,
-                 tolerance: float = 0.0, max_evals: int | None = None, rung_budget: int | None = RUNG_BUDGET) -> None:
+                 tolerance: float = 0.0, max_evals: int | None = None, rung_budget: int | None = RUNG_BUDGET,
+                 race_budget: int | None = None) -> None:
         self.confidence = check_confidence(confidence)
         if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
             raise TypeError(f"sizes must be a list of training sizes (ints), got {type(sizes).__name__}")
@@ -219,6 +226,7 @@ class ScreenThenRace(Strategy):
         self.min_finalists = check_int("min_finalists", min_finalists, 2)
         self.tolerance = check_tolerance(tolerance)
         self.max_evals = None if max_evals is None else check_int("max_evals", max_evals, 1)
+        self.race_budget = None if race_budget is None else check_int("race_budget", race_budget, 1)
         self.paired = True
         self.stopping = "paired"
 
@@ -243,6 +251,11 @@ class ScreenThenRace(Strategy):
         self._race_result: dict[str, Any] | None = None
         self._open(list(range(self.n_candidates)))
 
+    def _race_cap(self) -> int | None:
+        """The race's cap on evaluations: the smaller of ``max_evals`` and ``race_budget``."""
+        caps = [c for c in (self.max_evals, self.race_budget) if c is not None]
+        return min(caps) if caps else None
+
     def _next_stage(self, n_members: int, stage: int) -> int:
         """The stage that ``n_members`` candidates moving to ``stage`` open: a rung, or the race
         (rungs are skipped once ``min_finalists`` or fewer are left)."""
@@ -259,7 +272,7 @@ class ScreenThenRace(Strategy):
                 self._finished = True
                 self._inner = None
                 return
-            self._inner = PairedElimination(self.confidence, tolerance=self.tolerance, max_evals=self.max_evals)
+            self._inner = PairedElimination(self.confidence, tolerance=self.tolerance, max_evals=self._race_cap())
             seed = self.seed
         else:
             self._rows = rung_rows(len(members), budget=self.rung_budget, rows=self.rows)
@@ -429,21 +442,29 @@ class ScreenThenRace(Strategy):
         finalists = list(self._finalists) if self._finalists is not None else None
         stop = inner_res["stop_reason"] if (in_race and inner_res is not None) else (
             "every other candidate dropped" if self._inner is None else "not stopped")
+        if stop == "max_evals" and self.race_budget is not None and self._race_cap() == self.race_budget:
+            stop = "budget"
+        certified = (float(inner_res.get("certified_tolerance", math.inf)) if (in_race and inner_res is not None)
+                     else 0.0 if self._inner is None else math.inf)
         out = {"best": int(best), "estimates": means, "confidence": conf, "target_confidence": self.confidence,
                "tolerance": self.tolerance, "target_reached": in_race and stop == "confident",
                "evaluations": used, "stop_reason": stop, "stopping": "paired",
                "finalists": finalists, "rungs": rungs, "sizes": list(self.sizes), "n_train": self.n_train,
                "size_of_estimate": self._size_of.copy(),
                "evaluations_ahead": int(len(self.spent_ahead())),
-               "guarantee": self.guarantee(conf, finalists, rungs)}
+               "certified_tolerance": certified, "race_budget": self.race_budget,
+               "guarantee": self.guarantee(conf, finalists, rungs, certified=certified if self._finished and stop not in
+                                           ("confident", "every other candidate dropped") else None)}
         if in_race and inner_res is not None:
             out["eliminated"] = {int(self._members[f]): int(r) for f, r in inner_res["eliminated"].items()}
             out["rows"] = inner_res["rows"]
             out["confidence_history"] = inner_res["confidence_history"]
         return out
 
-    def guarantee(self, conf: float, finalists: list[int] | None, rungs: list[dict[str, Any]]) -> str:
-        """The claim in words: the race's confidence among the finalists, and where they were chosen."""
+    def guarantee(self, conf: float, finalists: list[int] | None, rungs: list[dict[str, Any]], *,
+                  certified: float | None = None) -> str:
+        """The claim in words: the race's confidence among the finalists, and where they were chosen;
+        with ``certified`` (a race that stopped before its target), the tolerance it certified."""
         if finalists is None:
             done = ", ".join(f"{_fraction(r['size'], self.n_train)}: {len(r['kept'])} of {len(r['candidates'])} kept"
                              for r in rungs)
@@ -454,6 +475,10 @@ class ScreenThenRace(Strategy):
         what = "the best" if self.tolerance == 0 else f"within {self.tolerance:g} of the best"
         claim = (f"{what} of the {len(finalists)} finalists at full size with confidence {_fmt_conf(conf)}"
                  f"{text[text.index(' ('):] if ' (' in text else ''}")
+        if certified is not None and math.isfinite(certified) and certified > 0 and conf < self.confidence:
+            text = certified_text(self.confidence, certified, conf)
+            claim = (f"within {fmt_tolerance(certified)} of the best of the {len(finalists)} finalists at full size"
+                     f" with confidence {_fmt_conf(self.confidence)}{text[text.index(' ('):]}")
         if not rungs:
             return claim + f"; no screen: every one of the {self.n_candidates} candidates reached the race"
         return (claim + f"; finalists chosen from {self.n_candidates} candidates on "
