@@ -222,6 +222,12 @@ class SimulationReport:
             lines.append(f"the race among the finalists chose one more than {self.tolerance:g} below their best in "
                          f"{d['finalist_wrong_rate']:.1%} of runs (claimed: at most "
                          f"{1 - self.strategy.get('confidence', 0.95):.3g})")
+        if "certified_wrong_rate" in d and self.strategy.get("confidence") is not None:
+            among = " among the finalists" if "screen_miss_rate" in d else ""
+            lines.append(f"the certified tolerance (median {d['certified_median']:.3g}, stated in "
+                         f"{d['certified_share']:.1%} of runs) was exceeded{among} in {d['certified_wrong_rate']:.1%} "
+                         f"of runs (SE {d['certified_wrong_se']:.1%}; claimed: at most "
+                         f"{1 - self.strategy['confidence']:.3g})")
         if self.clock is not None:
             lines.append(str(self.clock))
         return "\n".join(lines)
@@ -281,15 +287,20 @@ def _one_run(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int
                       max_in_flight=max_in_flight, names=labels)
         n_eval = int(np.sum(r.result["evaluations"])) if "evaluations" in r.result else r.evaluations
         return (n_eval, int(r.result["best"]), float(r.result.get("confidence", np.nan)), r.wall, r.occupancy,
-                r.started, r.ahead, r.result.get("finalists"))
+                r.started, r.ahead, r.result.get("finalists"), _certified(r.result))
     if driver == "direct":
         res = run_direct(strat, evaluator, n_candidates, seed)
         n_eval = int(np.sum(res["evaluations"])) if "evaluations" in res else -1
-        return n_eval, int(res["best"]), float(res.get("confidence", np.nan)), res.get("finalists")
+        return n_eval, int(res["best"]), float(res.get("confidence", np.nan)), res.get("finalists"), _certified(res)
     sel = run(strat, evaluator, [{"candidate": i} for i in range(n_candidates)], random_state=seed)
     res = sel.result
     return ((int(np.sum(res["evaluations"])) if "evaluations" in res else sel.n_evaluations), sel.best_index,
-            float(res.get("confidence", np.nan)), res.get("finalists"))
+            float(res.get("confidence", np.nan)), res.get("finalists"), _certified(res))
+
+
+def _certified(result: dict[str, Any]) -> float:
+    """The tolerance a run certified at its confidence (nan for a strategy that states none)."""
+    return float(result.get("certified_tolerance", np.nan))
 
 
 def _run_chunk(strategy: Strategy, evaluator: FunctionEvaluator, n_candidates: int, random_state: int,
@@ -445,8 +456,12 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
                               true_means=np.asarray(true_means, dtype=float), t_star=t_star,
                               confidence_reached=reached)
     if rung_means is not None:
-        report.extra.update(_screen_rates([p[-1] for p in pairs], chosen, np.asarray(true_means, dtype=float),
+        report.extra.update(_screen_rates([p[-2] for p in pairs], chosen, np.asarray(true_means, dtype=float),
                                           tolerance))
+    certified = np.array([p[-1] for p in pairs], dtype=float)
+    if np.isfinite(certified).any() or np.isinf(certified).any():
+        report.extra.update(_certified_rates(certified, [p[-2] for p in pairs], chosen,
+                                             np.asarray(true_means, dtype=float)))
     if clock is not None:
         report.clock = WallTime(workers=clock[0], durations=clock[1].description,
                                 wall=np.array([p[3] for p in pairs], dtype=float),
@@ -454,6 +469,22 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
                                 started=np.array([p[5] for p in pairs], dtype=int),
                                 ahead=np.array([p[6] for p in pairs], dtype=int))
     return report
+
+
+def _certified_rates(certified: np.ndarray, finalists: list, chosen: np.ndarray, means: np.ndarray) -> dict[str, Any]:
+    """How often the certified tolerance was wrong: the choice more than it below the best (of the
+    finalists, for a screen), over the runs (one that certified none, ``inf``, claims nothing)."""
+    best = np.array([means[list(f)].max() if f else means.max() for f in finalists])
+    gap = best - means[chosen]
+    wrong = gap > certified + 1e-12
+    n = certified.size
+    finite = certified[np.isfinite(certified)]
+    return {"certified_wrong_rate": float(wrong.mean()),
+            "certified_wrong_se": math.sqrt(max(wrong.mean() * (1 - wrong.mean()), 1e-12) / n),
+            "certified_share": float(finite.size / n),
+            "certified_median": float(np.median(finite)) if finite.size else float("nan"),
+            "certified_mean": float(finite.mean()) if finite.size else float("nan"),
+            "gap_mean": float(gap.mean())}
 
 
 def _screen_rates(finalists: list, chosen: np.ndarray, means: np.ndarray, tolerance: float) -> dict[str, Any]:
