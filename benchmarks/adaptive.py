@@ -23,6 +23,8 @@ Subcommands (``python benchmarks/adaptive.py COMMAND --help`` lists a command's 
   rank (variants, and an oracle-partner diagnostic) -> ``results/paired_ranks.{json,md}``;
 * ``early-exit``: the paired rule's early exit for clearly worse candidates, variants on the same seeds
   (``pool`` fits a real text task with one clearly worse model, then ``run``) -> ``results/early_exit.{json,md}``;
+* ``certified``: the certified tolerance of the best for a budget (issue 33), calibrated by simulation
+  -> ``results/certified_calibration.{json,md}``;
 * ``splitters``: the paired rule's wrong-choice rate with K-fold rows against fresh random splits, on
   real fits (``pool TASK``, then ``run``) -> ``results/splitters_calibration.{json,md}``.
 
@@ -48,6 +50,7 @@ COMMANDS = {
     "oracle-ratio": ("_adaptive.oracle_ratio", "the paired default's evaluations over the paired lower bounds"),
     "paired-ranks": ("_adaptive.paired_ranks", "the paired rule's delta spread over the rivals by first-row rank"),
     "early-exit": ("_adaptive.early_exit", "an early exit for clearly worse candidates in the paired rule"),
+    "certified": ("_adaptive.certified", "the certified tolerance of the best for a budget, calibrated by simulation"),
     "splitters": ("_adaptive.splitters", "the paired rule with K-fold rows against fresh splits (real fits)"),
 }
 

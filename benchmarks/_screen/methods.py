@@ -158,6 +158,8 @@ def run_certa(task: Task, seed: int, screen: bool | None, tolerance: float | Non
     out = {"choice": int(s.best_index_), "api": api, "confidence": s.confidence_, "guarantee": s.guarantee_,
            "target_reached": s.target_reached_, "stop_reason": res.get("stop_reason"),
            "tolerance": _tolerance(s, screened),
+           "certified_tolerance": _jsonable_small(res.get("certified_tolerance")),
+           "race_budget": res.get("race_budget"),
            "finalists": finalists if finalists is not None else list(range(len(task.names))),
            "screened": bool(screened),
            "warnings": sorted({w.category.__name__ for w in caught})}
@@ -168,13 +170,12 @@ def run_certa(task: Task, seed: int, screen: bool | None, tolerance: float | Non
 
 
 def _tolerance(search: Any, screened: bool) -> float:
-    """The tolerance the run stated (``tolerance="auto"`` resolved as certa resolves it for accuracy)."""
+    """The tolerance the run raced at (from its result; ``tolerance="auto"`` before the result said)."""
+    res = search.selection_.result
+    if "tolerance" in res:
+        return float(res["tolerance"])
     tol = getattr(search, "tolerance", 0.0)
-    if isinstance(tol, str):
-        from certa.search._screen import resolve_tolerance
-
-        return float(resolve_tolerance(tol, screened, True))
-    return float(tol or 0.0)
+    return 0.0 if isinstance(tol, str) else float(tol or 0.0)
 
 
 def _jsonable_small(v: Any) -> Any:
@@ -228,4 +229,7 @@ def measure(task: Task, method: str, seed: int, optuna_steps: int = 30) -> dict[
         rec["wrong_among_finalists"] = bool(truth[c] < best_fin)
         tol = out.get("tolerance") or 0.0
         rec["wrong_among_finalists_tol"] = bool(truth[c] < best_fin - float(tol))
+        cert = out.get("certified_tolerance")
+        if isinstance(cert, (int, float)):   # the claim stated: within it of the best finalist (inf: none)
+            rec["certified_wrong"] = bool(truth[c] < best_fin - float(cert))
     return rec
