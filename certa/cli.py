@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="screen, then race: the candidates' means on each rung of the screen, one comma-separated "
                      "group per rung (smallest first, groups separated by ';'; --means are the full-size ones), with "
                      "--n-train; the report adds the screen's miss rate and the race's wrong-choice rate among the "
-                     "finalists")
+                     "finalists. Without --tolerance and --max-evals the race is the fronts' default, the best for a "
+                     "budget, and the report adds how often its certified tolerance was exceeded")
     sim.add_argument("--n-train", type=_positive_int(2), default=None,
                      help="with --rung-means: the full training size; the rungs are 1/3, 1/9, ... of it, as many as "
                      "the rule gives for the number of candidates (certa.strategies.screen.screen_sizes)")
