@@ -198,6 +198,8 @@ def _finalists_cell(s: dict[str, Any], sep: str, tail: str = "") -> str:
     if "miss_rate" not in s:
         return "-"
     wrong = s.get("certified_wrong", s["wrong_among_finalists"])   # the claim stated: the certified tolerance's
+    if s["method"].startswith("certa-budget") and "certified_wrong" not in s:
+        wrong = None   # run before the certified tolerance was recorded: its claim cannot be checked
     return sep.join([f"{s['finalists_mean']:.1f}", _pct(s["miss_rate"]), _pct(wrong)]) + tail
 
 
