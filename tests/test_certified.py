@@ -65,7 +65,7 @@ def test_the_certified_tolerance_is_calibrated(confidence, means, rows):
     assert "the certified tolerance (median" in str(rep)
 
 
-def test_a_screened_default_ends_at_its_budget_without_a_missed_target_warning():
+def test_a_screened_default_ends_at_its_budget_without_a_missed_target_warning(tmp_path):
     """bandit_select's default on a screened run: the best for a budget; its planned end is no missed target."""
     from certa import TargetNotReachedWarning, bandit_select
 
@@ -78,13 +78,21 @@ def test_a_screened_default_ends_at_its_budget_without_a_missed_target_warning()
     cands = {f"k{k}": float(k) for k in range(20)}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sel = bandit_select(evaluate, cands, X, screen=True, random_state=0)
+        sel = bandit_select(evaluate, cands, X, screen=True, random_state=0, store=tmp_path / "run.sqlite")
     res = sel.result
     assert res["stop_reason"] == "budget" and res["tolerance"] == 0.0
     assert int(np.sum(sel.evaluations["kind"] == "split")) <= res["race_budget"]
     assert not [w for w in caught if issubclass(w.category, TargetNotReachedWarning)]
     assert res["guarantee"].startswith(f"within {fmt_tolerance(res['certified_tolerance'])} of the best of the "
                                        f"{len(res['finalists'])} finalists at full size with confidence 0.95")
+    from certa.reporting.loading import load
+    from certa.reporting.summary import summarize
+
+    summary = summarize(load(tmp_path / "run.sqlite"))   # certa show / --json: the planned end, not a missed target
+    assert "not reached" not in summary["statement"]
+    assert summary["statement"].endswith(f"(the best for a budget: the race stopped at its budget of "
+                                         f"{res['race_budget']} evaluations and states the tolerance it certified)")
+    assert summary["bandit"]["certified_tolerance"] == pytest.approx(res["certified_tolerance"])
     with pytest.warns(TargetNotReachedWarning, match="within .* of the best of the 3 finalists"):   # a cap the user
         capped = bandit_select(evaluate, cands, X, screen=True, random_state=0, tolerance=0.0, max_evals=30)  # gave
     assert capped.result["stop_reason"] == "max_evals"

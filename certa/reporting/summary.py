@@ -253,6 +253,9 @@ def _statement(selection: Selection, rep: Any = None) -> str:
         if not words.startswith("chosen after a fixed budget"):   # a store written before the wording changed
             words = f"chosen after a fixed budget of {spec.get('budget')} evaluations: {words}"
         return f"{name} ({spec.get('strategy')}) {words}"
+    if method == "bandit" and res.get("stop_reason") == "budget":   # the best for a budget: its planned end
+        return (f"{name} chosen: {res.get('guarantee', '')} (the best for a budget: the race stopped at its budget "
+                f"of {res.get('race_budget')} evaluations and states the tolerance it certified)")
     if method == "bandit" and "confidence" in res and not res.get("target_reached", True):
         return (f"{name} chosen: {res.get('guarantee', '')} (target {target} not reached: "
                 f"stop: {res.get('stop_reason')})")
@@ -421,7 +424,8 @@ def summarize(selection: Selection, full: bool = False) -> dict[str, Any]:
     res = selection.result
     if selection.method == "bandit":
         out["bandit"] = {k: _plain(res[k]) for k in ("confidence", "target_confidence", "target_reached",
-                                                     "stop_reason", "stopping", "tolerance", "guarantee")
+                                                     "stop_reason", "stopping", "tolerance", "certified_tolerance",
+                                                     "race_budget", "guarantee")
                          if k in res}
     if rep is not None:
         out["stability"] = _plain(rep.to_dict())
