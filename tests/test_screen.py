@@ -636,7 +636,7 @@ def test_progressive_search_race_confirms_the_schedules_finalists(tmp_path):
     from certa.search._screen import race_budget
     from certa.strategies._guarantee import fmt_tolerance
 
-    assert r["tolerance"] == 0 and s.race_.strategy["max_evals"] == race_budget(15, len(s.finalists_))
+    assert r["tolerance"] == 0 and s.race_.strategy["budget"] == race_budget(15, len(s.finalists_))
     if r["stop_reason"] == "confident":
         assert s.guarantee_.startswith(f"the best of the schedule's {len(s.finalists_)} finalists at full "
                                        f"size with confidence {_fmt_conf(conf)}")
@@ -649,3 +649,29 @@ def test_progressive_search_race_confirms_the_schedules_finalists(tmp_path):
     assert plain.finalists_ is None and plain.guarantee_ is None
     with pytest.raises(TypeError, match="race must be True or False"):
         ProgressiveSearchCV(DecisionTreeClassifier(), grid, race="yes").fit(X, y)
+
+
+@pytest.mark.parametrize("budget", [13, 40])
+def test_a_race_ended_by_its_budget_decides_alike_for_any_number_of_workers(budget):
+    """The best for a budget: the race's budget counts the evaluations its decisions use, so where it
+    stops, the choice and the certified tolerance are the same with 1 worker, threads, or 4-16 workers on
+    the virtual clock (draws asked ahead past the stop are spent ahead, not counted)."""
+    from certa.planning.clock import clock_run
+
+    ref = run(_screen(race_budget=budget), SizeScores(), CANDS, random_state=3, progress=False)
+    r0 = ref.result
+    assert r0["stop_reason"] == "budget" and int(np.sum(ref.evaluations["kind"] == "split")) == budget
+    want = _decision(ref) | {"certified": r0["certified_tolerance"]}
+    del want["keys"]
+    for w in (2, 4):
+        with ThreadPoolExecutor(w) as pool:
+            sel = run(_screen(race_budget=budget), SizeScores(delay=0.004), CANDS, random_state=3, executor=pool,
+                      progress=False)
+        got = _decision(sel) | {"certified": sel.result["certified_tolerance"]}
+        del got["keys"]
+        assert got == want, f"{w} workers"
+    for w in (4, 16):
+        r = clock_run(_screen(race_budget=budget), _ByIndex(), K, workers=w, durations="lognormal:1,0.8", seed=3).result
+        assert (r["best"], r["finalists"], r["stop_reason"], r["certified_tolerance"]) == (
+            r0["best"], r0["finalists"], r0["stop_reason"], r0["certified_tolerance"]), f"{w} workers (clock)"
+        assert r["evaluations"].tolist() == r0["evaluations"].tolist()

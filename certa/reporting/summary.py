@@ -255,7 +255,7 @@ def _statement(selection: Selection, rep: Any = None) -> str:
         return f"{name} ({spec.get('strategy')}) {words}"
     if method == "bandit" and res.get("stop_reason") == "budget":   # the best for a budget: its planned end
         return (f"{name} chosen: {res.get('guarantee', '')} (the best for a budget: the race stopped at its budget "
-                f"of {res.get('race_budget')} evaluations and states the tolerance it certified)")
+                f"of {res.get('race_budget') or res.get('budget')} evaluations and states the tolerance it certified)")
     if method == "bandit" and "confidence" in res and not res.get("target_reached", True):
         return (f"{name} chosen: {res.get('guarantee', '')} (target {target} not reached: "
                 f"stop: {res.get('stop_reason')})")

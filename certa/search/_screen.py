@@ -403,7 +403,7 @@ def race_finalists(selection: Any, estimator: Any, X: Any, y: Any, candidates: l
         raise ValueError("race=True: the schedule evaluated fewer than two settings, nothing to race")
     sizes = list(res["sizes"])[:top + 1]
     tol, cap, budget = race_plan(tolerance, "auto", len(candidates), len(finalists))
-    strategy = PairedElimination(confidence, tolerance=tol, max_evals=cap if budget is None else budget)
+    strategy = PairedElimination(confidence, tolerance=tol, max_evals=cap, budget=budget)
     cands = [Candidate(i, candidates[c].name, dict(candidates[c].params)) for i, c in enumerate(finalists)]
     test_size = 1.0 - n_train / (len(y) if y is not None else len(X))
     evaluator = EstimatorEvaluator(estimator, X, y, RandomSplitPlan(test_size, stratified), scoring,

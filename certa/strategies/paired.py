@@ -91,6 +91,14 @@ class PairedElimination(Strategy):
         decided (the choice is then the survivor with the highest mean). With a cap that binds,
         a run with more workers may stop a row or two earlier (its evaluations spent ahead used
         part of the cap); a run that stops by confidence does not depend on the workers.
+    budget : int or None
+        The best for a budget: rows are decided while the evaluations the decisions use fit in
+        ``budget`` (the last row may hold only its first members, by index); the run then stops
+        with ``stop_reason="budget"`` and states the tolerance it has certified
+        (``result()["certified_tolerance"]``, :meth:`certified_tolerance`). Unlike ``max_evals``
+        it counts only the evaluations the decisions use, so where it stops, the choice and the
+        certified tolerance do not depend on the workers; evaluations asked ahead past it are
+        spent ahead (at most about ``3 * n_workers``).
     max_rows : int or None
         The number of rows there are (e.g. the splits of a scikit-learn ``cv`` splitter,
         :class:`certa.engine.plans.RowSplitsPlan`): nothing is asked past them, and a run that
@@ -113,10 +121,11 @@ class PairedElimination(Strategy):
     """
 
     def __init__(self, confidence: float, *, tolerance: float = 0.0, max_evals: int | None = None,
-                 max_rows: int | None = None) -> None:
+                 max_rows: int | None = None, budget: int | None = None) -> None:
         self.confidence = check_confidence(confidence)
         self.tolerance = check_tolerance(tolerance)
         self.max_evals = None if max_evals is None else check_int("max_evals", max_evals, 1)
+        self.budget = None if budget is None else check_int("budget", budget, 1)
         self.max_rows = None if max_rows is None else check_int("max_rows", max_rows, 1)
         self.paired = True
         self.stopping = "paired"
@@ -175,6 +184,8 @@ class PairedElimination(Strategy):
     def _open_row(self) -> None:
         """Fix the members of row ``self._row`` (the rows before it are closed)."""
         members = self._row_members(self._row)
+        if self.budget is not None:      # the budget counts the evaluations decisions used: not the workers'
+            members = members[:max(self.budget - int(self._asked.sum()), 0)]
         if self.max_evals is not None:   # the cap counts every evaluation spent, ahead included
             asked = self._asked_rows.get(self._row, set())
             room = max(self.max_evals - self._n_asked, 0)
@@ -217,11 +228,16 @@ class PairedElimination(Strategy):
             return None
         guess = [c for c in self._row_members(self._row + 1) if c not in self._dropped]
         last = self._row + 1 + self._ahead_rows()
+        planned = int(self._asked.sum()) + len(self._members)   # used once the rows up to this one are decided
         for row in range(self._row + 1, last if self.max_rows is None else min(last, self.max_rows)):
+            members = guess if self.budget is None else guess[:max(self.budget - planned, 0)]
+            if not members:   # past the budget: nothing to ask ahead
+                return None
             asked = self._asked_rows.get(row, set())
-            for c in guess:
+            for c in members:
                 if c not in asked:
                     return self._ask(c, row)
+            planned += len(members)
         return None
 
     def tell(self, draw: Draw, outcome: Outcome) -> None:
@@ -302,6 +318,8 @@ class PairedElimination(Strategy):
         self._history.append(conf)
         if len(surv) == 1 or (self.tolerance > 0 and conf >= self.confidence):
             self._stopped, self._stop_reason = True, "confident"
+        elif self.budget is not None and int(self._asked.sum()) >= self.budget:
+            self._stopped, self._stop_reason = True, "budget"
         elif self.max_evals is not None and self._n_asked >= self.max_evals and not self._paid(self._row + 1):
             self._stopped, self._stop_reason = True, "max_evals"
         elif self.max_rows is not None and self._row + 1 >= self.max_rows:
@@ -391,6 +409,8 @@ class PairedElimination(Strategy):
         spec = super().spec()
         if self.max_rows is None:   # a run without a splitter keeps the identity it had before max_rows
             spec.pop("max_rows")
+        if self.budget is None:     # likewise without a budget
+            spec.pop("budget")
         return spec
 
     def _drop(self, candidate: int) -> None:
@@ -426,6 +446,7 @@ class PairedElimination(Strategy):
         return {"best": int(self._best), "estimates": means, "confidence": conf,
                 "target_confidence": self.confidence, "tolerance": self.tolerance,
                 "target_reached": self._stop_reason == "confident", "certified_tolerance": certified,
+                "budget": self.budget,
                 "guarantee": text,
                 "evaluations": self._asked.copy(), "failed": self._failed.copy(),
                 "stop_reason": self._stop_reason or "not stopped", "stopping": "paired",

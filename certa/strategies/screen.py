@@ -183,8 +183,9 @@ class ScreenThenRace(Strategy):
     tolerance, max_evals
         The race's (:class:`PairedElimination`); ``max_evals`` caps the race's evaluations only.
     race_budget : int >= 1 or None
-        The best for a budget: the race runs for the best (its confidence and ``tolerance``) until it
-        has spent ``race_budget`` evaluations, and a race that ends there (``stop_reason="budget"``)
+        The best for a budget: the race runs for the best (its confidence and ``tolerance``) until its
+        decisions have used ``race_budget`` evaluations (:class:`PairedElimination`'s ``budget``: the
+        same stop for any number of workers), and a race that ends there (``stop_reason="budget"``)
         states the tolerance it has certified instead (``result()["certified_tolerance"]``: the
         choice is within it of the best finalist with ``confidence``; :mod:`certa.strategies._paired`,
         "The certified tolerance"). The fronts' default on a screened run (docs/screen.md).
@@ -251,11 +252,6 @@ class ScreenThenRace(Strategy):
         self._race_result: dict[str, Any] | None = None
         self._open(list(range(self.n_candidates)))
 
-    def _race_cap(self) -> int | None:
-        """The race's cap on evaluations: the smaller of ``max_evals`` and ``race_budget``."""
-        caps = [c for c in (self.max_evals, self.race_budget) if c is not None]
-        return min(caps) if caps else None
-
     def _next_stage(self, n_members: int, stage: int) -> int:
         """The stage that ``n_members`` candidates moving to ``stage`` open: a rung, or the race
         (rungs are skipped once ``min_finalists`` or fewer are left)."""
@@ -272,7 +268,8 @@ class ScreenThenRace(Strategy):
                 self._finished = True
                 self._inner = None
                 return
-            self._inner = PairedElimination(self.confidence, tolerance=self.tolerance, max_evals=self._race_cap())
+            self._inner = PairedElimination(self.confidence, tolerance=self.tolerance, max_evals=self.max_evals,
+                                            budget=self.race_budget)
             seed = self.seed
         else:
             self._rows = rung_rows(len(members), budget=self.rung_budget, rows=self.rows)
@@ -442,8 +439,6 @@ class ScreenThenRace(Strategy):
         finalists = list(self._finalists) if self._finalists is not None else None
         stop = inner_res["stop_reason"] if (in_race and inner_res is not None) else (
             "every other candidate dropped" if self._inner is None else "not stopped")
-        if stop == "max_evals" and self.race_budget is not None and self._race_cap() == self.race_budget:
-            stop = "budget"
         certified = (float(inner_res.get("certified_tolerance", math.inf)) if (in_race and inner_res is not None)
                      else 0.0 if self._inner is None else math.inf)
         out = {"best": int(best), "estimates": means, "confidence": conf, "target_confidence": self.confidence,
