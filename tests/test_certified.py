@@ -96,3 +96,18 @@ def test_a_screened_default_ends_at_its_budget_without_a_missed_target_warning(t
     with pytest.warns(TargetNotReachedWarning, match="within .* of the best of the 3 finalists"):   # a cap the user
         capped = bandit_select(evaluate, cands, X, screen=True, random_state=0, tolerance=0.0, max_evals=30)  # gave
     assert capped.result["stop_reason"] == "max_evals"
+
+
+def test_budgets_are_part_of_a_runs_identity_and_runs_without_one_keep_theirs():
+    """A store's spec rebuilds the strategy exactly (certa load/show/resume); a spec written before the
+    budgets existed (no key) still rebuilds to a strategy without one."""
+    from certa.reporting.loading import rebuild_strategy
+    from certa.strategies import ScreenThenRace
+
+    for strat in (ScreenThenRace(0.95, [20, 60], n_train=180, race_budget=30), PairedElimination(0.9, budget=40)):
+        again = rebuild_strategy(strat.spec())
+        assert again is not None and again.spec() == strat.spec()
+        assert (getattr(again, "race_budget", None) or getattr(again, "budget", None)) in (30, 40)
+    old = ScreenThenRace(0.95, [20, 60], n_train=180).spec()
+    assert "race_budget" not in old and "budget" not in PairedElimination(0.9).spec()
+    assert rebuild_strategy(old).race_budget is None

@@ -231,6 +231,12 @@ class ScreenThenRace(Strategy):
         self.paired = True
         self.stopping = "paired"
 
+    def spec(self) -> dict[str, Any]:
+        spec = super().spec()
+        if self.race_budget is None:   # a run without a race budget keeps the identity it had before it
+            spec.pop("race_budget")
+        return spec
+
     # -- stages ------------------------------------------------------------------------------
     def _start(self) -> None:
         if self.n_candidates < 2:
