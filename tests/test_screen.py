@@ -675,3 +675,29 @@ def test_a_race_ended_by_its_budget_decides_alike_for_any_number_of_workers(budg
         assert (r["best"], r["finalists"], r["stop_reason"], r["certified_tolerance"]) == (
             r0["best"], r0["finalists"], r0["stop_reason"], r0["certified_tolerance"]), f"{w} workers (clock)"
         assert r["evaluations"].tolist() == r0["evaluations"].tolist()
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.8])
+def test_first_rows_are_the_rows_at_which_the_paired_race_rules_out_a_far_loser(confidence):
+    """The rule's cost comparison counts the plain race's least from first_rows: a candidate far behind
+    from the second row on leaves exactly there, at the lower third of the first row (the early exit)
+    and in its upper part (the prior precision alone); at 0.8 both come a row sooner than at 0.95."""
+    from _helpers import run_on_rows
+
+    from certa.search._screen import EXIT_ROWS, RACE_ROWS, first_rows, plain_race_least
+
+    k = 9
+    race, exit_ = first_rows(k, confidence)
+    if confidence == 0.95:
+        assert (race, exit_) == (RACE_ROWS, EXIT_ROWS)
+    else:
+        assert race < RACE_ROWS and exit_ < EXIT_ROWS
+    rng = np.random.default_rng(4)
+    matrix = rng.normal(0, 0.01, (60, k)) + np.linspace(0.9, 0.5, k)
+    matrix[:, k - 1] -= 5.0                 # last on the first row too: the lower third, the early exit
+    matrix[0, 1] = 2.0                      # first on the first row, far behind after it: the upper part
+    matrix[1:, 1] -= 5.0
+    res = run_on_rows(PairedElimination(confidence, max_evals=60 * k - k), matrix, k)
+    assert res["eliminated"][k - 1] + 1 == exit_ and res["eliminated"][1] + 1 == race
+    low = k - int(np.floor(2 * k / 3 + 1e-9))
+    assert plain_race_least(k, confidence) == race * k - (race - exit_) * low

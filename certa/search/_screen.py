@@ -11,6 +11,7 @@ training size (k-NN, where prediction dominates) and small grids race every cand
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any
@@ -24,14 +25,14 @@ from ..strategies.screen import FACTOR, MIN_FINALISTS, RUNG_BUDGET, ScreenThenRa
 from ._budget import default_max_evals, resolve_max_evals
 
 __all__ = ["EXIT_ROWS", "MIN_CANDIDATES", "RACE_ROWS", "ReusingEvaluator", "ScreenDecision", "break_even", "check_screen",
-           "cost_exponent", "decide_screen", "plain_race_least", "probe_draws", "screen_cost", "screen_strategy"]
+           "cost_exponent", "decide_screen", "first_rows", "plain_race_least", "probe_draws", "screen_cost", "screen_strategy"]
 
 #: The rule screens a grid of at least this many candidates (fewer: at most one rung, little to save).
 MIN_CANDIDATES = 16
-#: The plain paired race rules nothing out before its 6th row (its first row ranks each candidate's
-#: rivals, the e-processes need 5 more), except a candidate in the lower third of the first row,
-#: whose contrast mixes in the early exit (docs/adaptive.md, "The early exit") and can leave at
-#: row ``EXIT_ROWS``: :func:`plain_race_least` counts both.
+#: At confidence 0.95 the plain paired race rules nothing out before its 6th row (its first row ranks
+#: each candidate's rivals, the e-processes need 5 more), except a candidate in the lower third of the
+#: first row, whose contrast mixes in the early exit (docs/adaptive.md, "The early exit") and can leave
+#: at row ``EXIT_ROWS``: :func:`plain_race_least` counts both, at the run's confidence (:func:`first_rows`).
 RACE_ROWS = 6
 EXIT_ROWS = 4
 #: Candidates timed by the rule (spread over the grid), each at two sizes.
@@ -206,12 +207,39 @@ def n_train_of(n_samples: int, test_size: Any) -> int | None:
         return None
 
 
+@functools.lru_cache(maxsize=256)
+def first_rows(n_candidates: int, confidence: float = 0.95) -> tuple[int, int]:
+    """``(race rows, exit rows)``: the earliest row at which the paired race of ``n_candidates`` can rule
+    a candidate out, one in the upper two thirds of the first row (its contrast with the prior
+    precision alone) and one in the lower third (the early exit's mixture): the first row ``N`` whose
+    contrast (``N - 1`` differences after the first row) can carry ``log(1 / (w_1 delta))`` against
+    the first-ranked rival, at the most the e-process gathers from ``N - 1`` differences whatever
+    their size (:mod:`certa.strategies._paired`, "The early exit").
+
+    Examples
+    --------
+    >>> first_rows(64), first_rows(64, 0.8)
+    ((6, 4), (5, 3))
+    """
+    from ..strategies._paired import EXIT_MIXTURE, PRIOR_MIXTURE, log_e_process_mixture, rank_shares
+
+    need = math.log(1.0 / (float(rank_shares(max(int(n_candidates), 3))[0]) * (1.0 - float(confidence))))
+
+    def first(mixture: Any) -> int:
+        for n in range(2, 1000):   # the most n - 1 differences carry: their mean huge against their SD
+            if float(log_e_process_mixture(n - 1, 1.0, 1e-14, 0.0, mixture)) >= need:
+                return n
+        return 1000
+
+    return first(PRIOR_MIXTURE), first(EXIT_MIXTURE)
+
+
 def screen_cost(n_candidates: int, sizes: list[int], n_train: int, exponent: float,
-                budget: int | None = RUNG_BUDGET) -> float:
+                budget: int | None = RUNG_BUDGET, confidence: float = 0.95) -> float:
     """The most the screen costs, in full-size evaluations, if an evaluation's time grows like
     ``size^exponent``: every rung's rows (:func:`~certa.strategies.screen.rung_rows`) for the most
     candidates it can hold, each at ``(size / n_train)^exponent``, and the finalists' first
-    :data:`RACE_ROWS` rows at full size.
+    rows at full size (the race's first row that can rule one out, :func:`first_rows`: 6 at 0.95).
 
     Examples
     --------
@@ -220,25 +248,28 @@ def screen_cost(n_candidates: int, sizes: list[int], n_train: int, exponent: flo
     """
     counts = rung_counts(n_candidates, len(sizes))
     cost = sum(c * rung_rows(c, budget=budget) * (s / n_train) ** exponent for c, s in zip(counts, sizes))
-    return float(cost + RACE_ROWS * counts[-1])
+    return float(cost + first_rows(n_candidates, confidence)[0] * counts[-1])
 
 
-def plain_race_least(n_candidates: int) -> int:
-    """What the plain paired race surely spends, in full-size evaluations: :data:`RACE_ROWS` rows of
-    every candidate, :data:`EXIT_ROWS` of those in the lower third of the first row (ranks above
-    ``EXIT_RANK_SHARE * n``), who can leave early.
+def plain_race_least(n_candidates: int, confidence: float = 0.95) -> int:
+    """What the plain paired race surely spends, in full-size evaluations: its first rows that can rule a
+    candidate out (:func:`first_rows`: 6 at confidence 0.95) of every candidate, fewer (4) for those in
+    the lower third of the first row (ranks above ``EXIT_RANK_SHARE * n``), who can leave early.
 
     Examples
     --------
     >>> plain_race_least(64), plain_race_least(24)      # 42 x 6 + 22 x 4, 16 x 6 + 8 x 4
     (340, 128)
+    >>> plain_race_least(24, 0.8)                       # 16 x 5 + 8 x 3
+    104
     """
     n = int(n_candidates)
     low = n - int(math.floor(EXIT_RANK_SHARE * n + 1e-9))
-    return RACE_ROWS * n - (RACE_ROWS - EXIT_ROWS) * low
+    race, exit_ = first_rows(n, confidence)
+    return race * n - (race - exit_) * low
 
 
-def break_even(n_candidates: int, sizes: list[int], n_train: int) -> float:
+def break_even(n_candidates: int, sizes: list[int], n_train: int, confidence: float = 0.95) -> float:
     """The smallest exponent at which the screen's most (:func:`screen_cost`) is at most what the plain
     race surely spends (:func:`plain_race_least`): ``0.0`` when the screen pays
     even if a fit's time did not shrink with the data, ``inf`` when it never pays (below exponent 3).
@@ -250,23 +281,27 @@ def break_even(n_candidates: int, sizes: list[int], n_train: int) -> float:
     >>> round(break_even(16, [80], 240), 2), round(break_even(24, [27, 80], 240), 2)
     (0.63, 0.28)
     """
-    plain = plain_race_least(n_candidates)
-    if screen_cost(n_candidates, sizes, n_train, 0.0) <= plain:
+    plain = plain_race_least(n_candidates, confidence)
+
+    def cost(a: float) -> float:
+        return screen_cost(n_candidates, sizes, n_train, a, confidence=confidence)
+
+    if cost(0.0) <= plain:
         return 0.0
     lo, hi = 0.0, 3.0
-    if screen_cost(n_candidates, sizes, n_train, hi) > plain:
+    if cost(hi) > plain:
         return math.inf
     for _ in range(40):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if screen_cost(n_candidates, sizes, n_train, mid) > plain else (lo, mid)
+        lo, hi = (mid, hi) if cost(mid) > plain else (lo, mid)
     return hi
 
 
 def decide_screen(screen: bool | str, n_candidates: int, n_train: int | None, *, timer: Any = None,
-                  why_not: str | None = None) -> ScreenDecision:
+                  why_not: str | None = None, confidence: float = 0.95) -> ScreenDecision:
     """Apply the rule. ``timer()`` -> :func:`cost_exponent`'s result, called only when the count does not
-    decide (:func:`break_even` above 0); ``why_not``: a reason the run cannot screen (e.g. a ``cv``
-    splitter), refused if ``screen=True``."""
+    decide (:func:`break_even` above 0, at the run's ``confidence``); ``why_not``: a reason the run
+    cannot screen (e.g. a ``cv`` splitter), refused if ``screen=True``."""
     if why_not is not None:
         if screen is True:
             raise ValueError(f"screen=True cannot be used here: {why_not}")
@@ -284,13 +319,15 @@ def decide_screen(screen: bool | str, n_candidates: int, n_train: int | None, *,
         return ScreenDecision(screen=True, reason="screen=True", sizes=sizes)
     if n_candidates < MIN_CANDIDATES:
         return ScreenDecision(screen=False, reason=f"{n_candidates} candidates < {MIN_CANDIDATES}", sizes=sizes)
-    need = break_even(n_candidates, sizes, int(n_train))
+    need = break_even(n_candidates, sizes, int(n_train), confidence)
     if need == 0.0:
+        most = screen_cost(n_candidates, sizes, int(n_train), 0.0, confidence=confidence)
         return ScreenDecision(screen=True, sizes=sizes, break_even=0.0,
                               reason=f"{n_candidates} candidates: the screen's rungs and the finalists' first "
-                                     f"{RACE_ROWS} rows cost at most {screen_cost(n_candidates, sizes, int(n_train), 0.0):.0f}"
+                                     f"{first_rows(n_candidates, confidence)[0]} rows cost at most {most:.0f}"
                                      f" full-size evaluations, fewer than the plain race's least "
-                                     f"({plain_race_least(n_candidates)}), even if a fit's time did not shrink with the data")
+                                     f"({plain_race_least(n_candidates, confidence)}), even if a fit's time did not "
+                                     "shrink with the data")
     a, times = timer()
     ok = bool(np.isfinite(a) and a >= need)
     verdict = (f"{n_candidates} candidates >= {MIN_CANDIDATES} and time ~ size^{a:.2f}"
@@ -337,7 +374,7 @@ def screen_or_race(screen: Any, strategy: Any, candidates: list, evaluator: Eval
     memo: dict[str, Any] = {}
     if decision is None:
         sizes = screen_sizes(len(candidates), n_train) if n_train else []
-        decision = decide_screen(mode, len(candidates), n_train, why_not=why_not,
+        decision = decide_screen(mode, len(candidates), n_train, why_not=why_not, confidence=confidence,
                                  timer=lambda: cost_exponent(evaluator, candidates, int(n_train), seed, sizes=sizes,
                                                              memo=memo))
     if decision["screen"]:
