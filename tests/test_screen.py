@@ -422,6 +422,7 @@ def test_banditsearchcv_default_screens_a_24_setting_grid_whose_cost_grows(monke
     from certa.strategies.screen import rung_counts
 
     assert res["tolerance"] == 0 and res["race_budget"] == race_budget(24, max(rung_counts(24, len(s.rungs_))[-1], 2))
+    assert s.certified_tolerance_ == res["certified_tolerance"]
     race_evals = int(np.sum(s.selection_.evaluations["kind"] == "split"))
     assert race_evals <= res["race_budget"]
     if res["stop_reason"] == "budget":

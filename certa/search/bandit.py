@@ -259,7 +259,7 @@ or Strategy, default "auto"
         candidate of the grid (at least 10 rows per finalist), and a race that ends there
         (``stop_reason="budget"``) states the tolerance it has certified at the confidence, e.g.
         "within 0.0012 of the best of the 10 finalists with confidence 0.95"
-        (``selection_.result["certified_tolerance"]``; ``docs/screen.md``, "What the default asks").
+        (``certified_tolerance_``; ``docs/screen.md``, "What the default asks").
     screen : bool or "auto", default "auto"
         Screen, then race (:class:`certa.strategies.ScreenThenRace`): every candidate on small
         training subsets (1/27, 1/9, 1/3 of the training part for 64 candidates), the paired rule
@@ -309,8 +309,11 @@ or Strategy, default "auto"
     confidence 0.95 (...)"; when the run ended below its target, followed by e.g. "; target
     confidence 0.9 not reached (stopped at max_evals=200)", and a
     :class:`certa.TargetNotReachedWarning` is issued), target_reached_ (whether the target
-    confidence was reached; ``None`` for a fixed budget), selection_ (every evaluation),
-    random_state_.
+    confidence was reached; ``None`` for a fixed budget), certified_tolerance_ (a paired run's:
+    the smallest tolerance within which the choice is shown to be of the best at the target
+    confidence, 0 when it is shown to be the best; what a screened run that ended at its race's
+    budget claims, while ``confidence_`` is then the lower confidence reached for the best
+    itself; ``None`` for other strategies), selection_ (every evaluation), random_state_.
     best_name_ is the chosen candidate's name; with ``candidates=`` (named models)
     ``best_params_`` is ``{"name": ..., "model": ...}``.
 
@@ -432,6 +435,8 @@ or Strategy, default "auto"
         self.guarantee_ = sel.result.get("guarantee")
         missed = warn_if_target_missed(sel, "BanditSearchCV")
         self.target_reached_ = sel.result.get("target_reached") if "target_confidence" in sel.result else None
+        cert = sel.result.get("certified_tolerance")
+        self.certified_tolerance_ = None if cert is None else float(cert)
         if missed is not None:
             self.guarantee_ = f"{self.guarantee_}; {missed}"
         self.scorer_ = check_scoring(example, scoring=self.scoring)
