@@ -13,6 +13,7 @@ from ._glr import check_tolerance
 from ._guarantee import certified_text
 from ._paired import (
     CONTRAST_ROWS,
+    DIFF_VAR_FLOOR,
     PairTable,
     certified_tolerances,
     contrast_mixture,
@@ -34,9 +35,9 @@ from ._validation import check_confidence, check_int
 #: of SD half the mean: 8 workers busy 83 % with 1 and 2, 98 % with 2 and 3; see docs/adaptive.md).
 AHEAD = 2
 PENDING = 3
-#: The upper end of the certified tolerance's search: the pair's mean difference plus 50 SDs (an SD
-#: floored at this fraction of the two score variances' sum, as the rule's own variance floor).
-DIFF_SD_FLOOR2 = 0.005
+#: The upper end of the certified tolerance's search: the pair's mean difference plus this many SDs of
+#: its differences (with the rule's own variance floor, ``DIFF_VAR_FLOOR``).
+CERTIFY_SDS = 50.0
 #: ``stop_reason`` of a paired run that used every row its splitter has (``max_rows``).
 OUT_OF_SPLITS = "out of splits"
 
@@ -384,8 +385,8 @@ class PairedElimination(Strategy):
         with np.errstate(invalid="ignore", divide="ignore"):
             n = np.maximum(t.n[i, rivals], 1.0)
             m = t.s[i, rivals] / n
-            sd = np.sqrt(np.maximum(t.ss[i, rivals] / n - m * m, DIFF_SD_FLOOR2 * (sv[i] + sv[rivals])))
-        upper = np.abs(m) + 50.0 * np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
+            sd = np.sqrt(np.maximum(t.ss[i, rivals] / n - m * m, DIFF_VAR_FLOOR * 0.5 * (sv[i] + sv[rivals])))
+        upper = np.abs(m) + CERTIFY_SDS * np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
         eps = certified_tolerances(evidence, self._limit, upper)
         eps = np.where(within_tol >= self._limit, np.minimum(eps, self.tolerance), eps)
         eps = np.where(within0 >= self._limit, 0.0, eps)
