@@ -344,6 +344,11 @@ def simulate(strategy: Strategy, *, means: Sequence[float] | None = None, sds: S
     the finalists (runs whose choice is more than the tolerance below the best finalist: at most
     ``1 - confidence`` for a calibrated race).
 
+    For a strategy that certifies a tolerance when it stops (the paired rule, and screen then race:
+    ``result()["certified_tolerance"]``) the report adds how often that claim was wrong,
+    ``certified_wrong_rate`` (the choice more than the certified tolerance below the best, of the
+    finalists for a screen; at most ``1 - confidence`` for a calibrated rule), with its median.
+
     Returns
     -------
     SimulationReport
