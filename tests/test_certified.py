@@ -111,3 +111,13 @@ def test_budgets_are_part_of_a_runs_identity_and_runs_without_one_keep_theirs():
     old = ScreenThenRace(0.95, [20, 60], n_train=180).spec()
     assert "race_budget" not in old and "budget" not in PairedElimination(0.9).spec()
     assert rebuild_strategy(old).race_budget is None
+
+
+def test_failed_evaluations_in_a_budgeted_race_are_recorded_and_count_against_the_budget():
+    rng = np.random.default_rng(5)
+    matrix = rng.normal(0, 0.02, (40, 3)) + np.array([0.80, 0.79, 0.70])
+    failed = {(2, 1), (3, 1), (5, 0)}
+    strat = PairedElimination(0.95, budget=30)
+    res = run_on_rows(strat, matrix, 3, failed=failed)
+    assert res["stop_reason"] == "budget" and int(res["evaluations"].sum()) == 30
+    assert res["failed"].tolist() == [1, 2, 0] and math.isfinite(res["certified_tolerance"])

@@ -702,3 +702,40 @@ def test_first_rows_are_the_rows_at_which_the_paired_race_rules_out_a_far_loser(
     assert res["eliminated"][k - 1] + 1 == exit_ and res["eliminated"][1] + 1 == race
     low = k - int(np.floor(2 * k / 3 + 1e-9))
     assert plain_race_least(k, confidence) == race * k - (race - exit_) * low
+
+
+def test_a_budget_ended_race_killed_in_the_race_resumes_to_the_uninterrupted_result(tmp_path):
+    clean = run(_screen(race_budget=40), SizeScores(), CANDS, random_state=2, progress=False)
+    assert clean.result["stop_reason"] == "budget"
+    n_screen = int(np.sum(clean.evaluations["kind"] == "subset"))
+    store = tmp_path / "budget.sqlite"
+    cut = {"n": 0, "at": n_screen + 20}   # half-way through the race's 40
+    with pytest.raises(RunInterrupted):
+        run(_screen(race_budget=40), SizeScores(cut=cut), CANDS, random_state=2, store=store, progress=False)
+    cut["at"] = None
+    resumed = run(_screen(race_budget=40), SizeScores(cut=cut), CANDS, random_state=2, store=store, progress=False)
+    assert _decision(resumed) == _decision(clean) and resumed.n_reused == n_screen + 19
+    assert resumed.result["certified_tolerance"] == clean.result["certified_tolerance"]
+    back = load(store)
+    assert back.result["stop_reason"] == "budget" and back.result["guarantee"] == clean.result["guarantee"]
+
+
+def test_budgets_and_tolerances_refuse_bad_values_naming_the_argument(tmp_path, monkeypatch, capsys):
+    from certa.cli import main
+
+    with pytest.raises(ValueError, match="budget"):
+        PairedElimination(0.95, budget=0)
+    with pytest.raises(ValueError, match="race_budget"):
+        ScreenThenRace(0.95, SIZES, n_train=N_TRAIN, race_budget=-3)
+    with pytest.raises(ValueError, match="tolerance must be a number >= 0 or 'auto'"):
+        bandit_select(lambda k, tr, te, s: 0.5, {f"k{i}": i for i in range(20)}, np.arange(300.0), screen=True,
+                      tolerance="half")
+    with pytest.raises(ValueError, match="max_evals"):
+        bandit_select(lambda k, tr, te, s: 0.5, {f"k{i}": i for i in range(20)}, np.arange(300.0), screen=True,
+                      max_evals="lots")
+    monkeypatch.chdir(tmp_path)
+    for bad in ("abc", "-1"):
+        with pytest.raises(SystemExit) as exc:
+            main(["select", "--evaluate", "x:y", "--candidates", "c.toml", "--tolerance", bad])
+        assert exc.value.code == 2
+        assert f"--tolerance: expected a number >= 0 or 'auto', got '{bad}'" in capsys.readouterr().err

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..engine.draws import Draw
 from ..engine.evaluators import Evaluator
-from ..strategies._paired import EXIT_RANK_SHARE
+from ..strategies._paired import EXIT_MIXTURE, EXIT_RANK_SHARE, PRIOR_MIXTURE, log_e_process_mixture, rank_shares
 from ..strategies.screen import FACTOR, MIN_FINALISTS, RUNG_BUDGET, ScreenThenRace, rung_counts, rung_rows, screen_sizes
 from ._budget import default_max_evals, resolve_max_evals
 
@@ -29,12 +29,6 @@ __all__ = ["EXIT_ROWS", "MIN_CANDIDATES", "RACE_ROWS", "ReusingEvaluator", "Scre
 
 #: The rule screens a grid of at least this many candidates (fewer: at most one rung, little to save).
 MIN_CANDIDATES = 16
-#: At confidence 0.95 the plain paired race rules nothing out before its 6th row (its first row ranks
-#: each candidate's rivals, the e-processes need 5 more), except a candidate in the lower third of the
-#: first row, whose contrast mixes in the early exit (docs/adaptive.md, "The early exit") and can leave
-#: at row ``EXIT_ROWS``: :func:`plain_race_least` counts both, at the run's confidence (:func:`first_rows`).
-RACE_ROWS = 6
-EXIT_ROWS = 4
 #: Candidates timed by the rule (spread over the grid), each at two sizes.
 PROBES = 6
 #: Each timed this many times; the shortest counts (other jobs on the machine only add time).
@@ -187,12 +181,11 @@ def race_plan(tolerance: Any, max_evals: Any, n_candidates: int, n_finalists: in
     """A screened race's ``(tolerance, max_evals, race_budget)``. Both ``"auto"``: the best for a
     budget (tolerance 0, :func:`race_budget`); a given tolerance: the best within it at the confidence
     (``max_evals="auto"``: 200 evaluations per finalist); a given ``max_evals``: a cap."""
-    if isinstance(tolerance, str) and isinstance(max_evals, str):
-        resolve_tolerance(tolerance), resolve_max_evals(max_evals, 0)   # validate both
-        return 0.0, None, race_budget(n_candidates, n_finalists)
     tol = resolve_tolerance(tolerance)
     if isinstance(max_evals, str):
-        resolve_max_evals(max_evals, 0)
+        resolve_max_evals(max_evals, 0)   # "auto", or a clear error
+        if isinstance(tolerance, str):
+            return tol, None, race_budget(n_candidates, n_finalists)
         max_evals = default_max_evals(n_finalists)
     return tol, max_evals, None
 
@@ -221,8 +214,6 @@ def first_rows(n_candidates: int, confidence: float = 0.95) -> tuple[int, int]:
     >>> first_rows(64), first_rows(64, 0.8)
     ((6, 4), (5, 3))
     """
-    from ..strategies._paired import EXIT_MIXTURE, PRIOR_MIXTURE, log_e_process_mixture, rank_shares
-
     need = math.log(1.0 / (float(rank_shares(max(int(n_candidates), 3))[0]) * (1.0 - float(confidence))))
 
     def first(mixture: Any) -> int:
@@ -232,6 +223,13 @@ def first_rows(n_candidates: int, confidence: float = 0.95) -> tuple[int, int]:
         return 1000
 
     return first(PRIOR_MIXTURE), first(EXIT_MIXTURE)
+
+
+#: At confidence 0.95 the plain paired race rules nothing out before its 6th row (its first row ranks
+#: each candidate's rivals, the e-processes need 5 more), except a candidate in the lower third of the
+#: first row, whose contrast mixes in the early exit (docs/adaptive.md, "The early exit") and can leave
+#: at its 4th: :func:`plain_race_least` counts both, at the run's confidence (:func:`first_rows`).
+RACE_ROWS, EXIT_ROWS = first_rows(MIN_CANDIDATES)
 
 
 def screen_cost(n_candidates: int, sizes: list[int], n_train: int, exponent: float,
@@ -451,10 +449,10 @@ def race_finalists(selection: Any, estimator: Any, X: Any, y: Any, candidates: l
         race_store = f"{root}-race{ext or '.sqlite'}"
     race = run(strategy, evaluator, cands, random_state=seed, store=race_store, **run_kw)
     r = race.result
-    from ..strategies._guarantee import _fmt_conf, fmt_tolerance
+    from ..strategies._guarantee import _fmt_conf, fmt_tolerance, states_certified
 
     conf, certified = float(r["confidence"]), float(r.get("certified_tolerance", np.inf))
-    if r.get("stop_reason") != "confident" and np.isfinite(certified) and 0 < certified and conf < confidence:
+    if states_certified(r.get("stop_reason", ""), certified, conf, confidence):
         what, conf_text = f"within {fmt_tolerance(certified)} of the best", _fmt_conf(confidence)
         tail = f"; the best itself with confidence {_fmt_conf(conf)}"
     else:

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-__all__ = ["certified_text", "fmt_tolerance", "guarantee_text"]
+__all__ = ["certified_text", "fmt_tolerance", "guarantee_text", "states_certified"]
 
 
 def guarantee_text(confidence: float, tolerance: float, stopping: str) -> str:
@@ -41,6 +41,20 @@ def fmt_tolerance(eps: float) -> str:
         return "0"
     q = 10.0 ** (math.floor(math.log10(eps)) - 1)
     return f"{math.ceil(eps / q) * q:.2g}"
+
+
+def states_certified(stop_reason: str, certified: float, confidence: float, target: float) -> bool:
+    """Whether a stopped run's words state its certified tolerance: it stopped before its target
+    (a budget, a cap, the last split) with a finite tolerance above 0 certified, and the confidence it
+    reached for the best itself is below the target.
+
+    Examples
+    --------
+    >>> states_certified("budget", 0.003, 0.4, 0.95), states_certified("confident", 0.0, 0.96, 0.95)
+    (True, False)
+    """
+    return (stop_reason != "confident" and math.isfinite(certified) and certified > 0
+            and math.isfinite(confidence) and confidence < target)
 
 
 def certified_text(target: float, certified: float, confidence: float, stopping: str = "paired") -> str:

@@ -537,10 +537,11 @@ class PairTable:
         return pair_statistics(self.n, self.s, self.ss, self.score_n, self.score_s, self.score_ss, tolerance,
                                mixture)
 
-    def pair_statistic(self, i: np.ndarray, j: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
-        """``W[i, j]`` for the given pairs only (``i != j``), as :meth:`statistics` would give them."""
+    def pair_statistic(self, i: np.ndarray, j: np.ndarray, tolerance: Any = 0.0, mixture: Any = None) -> np.ndarray:
+        """``W[i, j]`` for the given pairs only (``i != j``), as :meth:`statistics` would give them
+        (``tolerance`` may be one per pair; ``mixture``'s weights one per pair)."""
         sv = score_variance(self.score_n, self.score_s, self.score_ss)
-        return pair_values(self.n[i, j], self.s[i, j], self.ss[i, j], sv[i], sv[j], tolerance)
+        return pair_values(self.n[i, j], self.s[i, j], self.ss[i, j], sv[i], sv[j], tolerance, mixture)
 
 
 def score_variance(score_n: np.ndarray, score_s: np.ndarray, score_ss: np.ndarray) -> np.ndarray:
@@ -551,7 +552,7 @@ def score_variance(score_n: np.ndarray, score_s: np.ndarray, score_ss: np.ndarra
 
 
 def pair_values(n: np.ndarray, s: np.ndarray, ss: np.ndarray, var_i: np.ndarray, var_j: np.ndarray,
-                tolerance: float = 0.0, mixture: Any = None) -> np.ndarray:
+                tolerance: Any = 0.0, mixture: Any = None) -> np.ndarray:
     """``W`` of pairs ``(i, j)`` given their running sums of ``x_i - x_j`` and the two candidates' score
     variances (any shape, element by element), with the variance floor; ``-inf`` below 2 common rows."""
     nn = np.maximum(n, 1.0)

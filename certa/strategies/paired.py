@@ -10,7 +10,7 @@ import numpy as np
 from ..engine.draws import Draw, Outcome, split_draw
 from ..engine.strategy import Strategy
 from ._glr import check_tolerance
-from ._guarantee import certified_text
+from ._guarantee import certified_text, states_certified
 from ._paired import (
     CONTRAST_ROWS,
     DIFF_VAR_FLOOR,
@@ -19,7 +19,6 @@ from ._paired import (
     contrast_mixture,
     contrast_partners,
     first_row_positions,
-    pair_values,
     paired_confidence,
     paired_offsets,
     paired_threshold,
@@ -341,10 +340,14 @@ class PairedElimination(Strategy):
         means = self._table.means()
         return max(among, key=lambda c: (means[c] if np.isfinite(means[c]) else -np.inf, -c))
 
+    def _within(self, i: int, tolerance: bool) -> np.ndarray:
+        """Running evidence that no rival ``j`` is more than the tolerance (or 0) better than ``i``."""
+        run = self._run_max_eps if tolerance else self._run_max0
+        return np.maximum(run[i] - self._offset, self._contrast_evidence(tolerance)[i])
+
     def _evidence(self, i: int) -> np.ndarray:
         """Evidence against each rival ``j`` being better than the recommendation ``i``."""
-        within = np.maximum(self._run_max_eps[i] - self._offset, self._contrast_evidence(True)[i])
-        ev = np.maximum(self._against(), within)
+        ev = np.maximum(self._against(), self._within(i, True))
         ev[i] = np.inf
         ev[list(self._dropped)] = np.inf
         return ev
@@ -364,32 +367,26 @@ class PairedElimination(Strategy):
                           dtype=int)
         if rivals.size == 0:
             return 0.0
-        within0 = np.maximum(self._run_max0[i] - self._offset, self._contrast_evidence(False)[i])[rivals]
-        within_tol = np.maximum(self._run_max_eps[i] - self._offset, self._contrast_evidence(True)[i])[rivals]
         t = self._table
-        sv = score_variance(t.score_n, t.score_s, t.score_ss)
         mix = None if self._mix is None else tuple((c, np.asarray(w).reshape(-1)[rivals]) for c, w in self._mix)
-        c_sv = score_variance(self._contrast.score_n, self._contrast.score_s, self._contrast.score_ss)
 
-        def evidence(eps: np.ndarray) -> np.ndarray:
+        def evidence(eps: np.ndarray) -> np.ndarray:   # the values now, on the evidence scale of _within
             out = np.full(rivals.size, -np.inf)
             if np.isfinite(self._offset):
-                out = np.maximum(out, pair_values(t.n[i, rivals], t.s[i, rivals], t.ss[i, rivals], sv[i], sv[rivals],
-                                                  eps) - self._offset)
+                out = np.maximum(out, t.pair_statistic(i, rivals, eps) - self._offset)
             if self._log_w is not None:
-                cn = self._contrast
-                out = np.maximum(out, pair_values(cn.n[i, rivals], cn.s[i, rivals], cn.ss[i, rivals], c_sv[i],
-                                                  c_sv[rivals], eps, mix) + self._log_w[i, rivals])
+                out = np.maximum(out, self._contrast.pair_statistic(i, rivals, eps, mix) + self._log_w[i, rivals])
             return out
 
+        sv = score_variance(t.score_n, t.score_s, t.score_ss)
         with np.errstate(invalid="ignore", divide="ignore"):
             n = np.maximum(t.n[i, rivals], 1.0)
             m = t.s[i, rivals] / n
             sd = np.sqrt(np.maximum(t.ss[i, rivals] / n - m * m, DIFF_VAR_FLOOR * 0.5 * (sv[i] + sv[rivals])))
         upper = np.abs(m) + CERTIFY_SDS * np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
         eps = certified_tolerances(evidence, self._limit, upper)
-        eps = np.where(within_tol >= self._limit, np.minimum(eps, self.tolerance), eps)
-        eps = np.where(within0 >= self._limit, 0.0, eps)
+        eps = np.where(self._within(i, True)[rivals] >= self._limit, np.minimum(eps, self.tolerance), eps)
+        eps = np.where(self._within(i, False)[rivals] >= self._limit, 0.0, eps)
         return float(eps.max())
 
     def _confidence_for(self, i: int) -> float:
@@ -441,8 +438,7 @@ class PairedElimination(Strategy):
         conf = self._confidence_for(self._best) if told_rows >= 1 else float("nan")
         certified = self.certified_tolerance() if told_rows >= 1 else math.inf
         text = guarantee_text(conf, self.tolerance, "paired")
-        if self._stopped and self._stop_reason != "confident" and math.isfinite(certified) and certified > 0 \
-                and np.isfinite(conf) and conf < self.confidence:
+        if self._stopped and states_certified(self._stop_reason, certified, conf, self.confidence):
             text = certified_text(self.confidence, certified, conf)
         return {"best": int(self._best), "estimates": means, "confidence": conf,
                 "target_confidence": self.confidence, "tolerance": self.tolerance,

@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.draws import Draw, Outcome, derive_seed, row_seed
 from ..engine.strategy import Strategy
 from ._glr import check_tolerance
-from ._guarantee import _fmt_conf, certified_text, fmt_tolerance, guarantee_text
+from ._guarantee import _fmt_conf, certified_text, fmt_tolerance, guarantee_text, states_certified
 from ._validation import check_confidence, check_int
 from .paired import AHEAD, PENDING, PairedElimination
 
@@ -454,8 +454,8 @@ class ScreenThenRace(Strategy):
                "size_of_estimate": self._size_of.copy(),
                "evaluations_ahead": int(len(self.spent_ahead())),
                "certified_tolerance": certified, "race_budget": self.race_budget,
-               "guarantee": self.guarantee(conf, finalists, rungs, certified=certified if self._finished and stop not in
-                                           ("confident", "every other candidate dropped") else None)}
+               "guarantee": self.guarantee(conf, finalists, rungs, certified=certified if self._finished and
+                                           states_certified(stop, certified, conf, self.confidence) else None)}
         if in_race and inner_res is not None:
             out["eliminated"] = {int(self._members[f]): int(r) for f, r in inner_res["eliminated"].items()}
             out["rows"] = inner_res["rows"]
@@ -465,7 +465,8 @@ class ScreenThenRace(Strategy):
     def guarantee(self, conf: float, finalists: list[int] | None, rungs: list[dict[str, Any]], *,
                   certified: float | None = None) -> str:
         """The claim in words: the race's confidence among the finalists, and where they were chosen;
-        with ``certified`` (a race that stopped before its target), the tolerance it certified."""
+        with ``certified`` (a race that stopped before its target, :func:`states_certified`), the
+        tolerance it certified."""
         if finalists is None:
             done = ", ".join(f"{_fraction(r['size'], self.n_train)}: {len(r['kept'])} of {len(r['candidates'])} kept"
                              for r in rungs)
@@ -476,7 +477,7 @@ class ScreenThenRace(Strategy):
         what = "the best" if self.tolerance == 0 else f"within {self.tolerance:g} of the best"
         claim = (f"{what} of the {len(finalists)} finalists at full size with confidence {_fmt_conf(conf)}"
                  f"{text[text.index(' ('):] if ' (' in text else ''}")
-        if certified is not None and math.isfinite(certified) and certified > 0 and conf < self.confidence:
+        if certified is not None:
             text = certified_text(self.confidence, certified, conf)
             claim = (f"within {fmt_tolerance(certified)} of the best of the {len(finalists)} finalists at full size"
                      f" with confidence {_fmt_conf(self.confidence)}{text[text.index(' ('):]}")
